@@ -1,0 +1,48 @@
+# bench/bench.mk - the benchmark suite; included by the top-level Makefile.
+#
+#   make bench-guest  [PROFILE=tiny|quick|full]   run in the QEMU guest
+#   make bench-native [PROFILE=...]               run on the host kernel
+#   make test-bench                               unit tests (tests/bench/)
+#
+# One C file per benchmark (bench/<name>.c) linked with the shared runner;
+# adding a benchmark is adding a file here.  Results: results/<run-id>/.
+
+# Keep whatever default goal the including Makefile chose.
+bench_saved_goal := $(.DEFAULT_GOAL)
+
+PROFILE ?= quick
+BENCH_CC ?= gcc
+BENCH_CFLAGS ?= -static -O2 -Wall -Wextra -g
+BENCH_DIR := build/bench
+
+BENCH_NAMES := chase stream fault
+BENCH_BINS := $(addprefix $(BENCH_DIR)/,$(BENCH_NAMES))
+BENCH_TOOLS := $(BENCH_DIR)/benchtool
+BENCH_LIB_SRC := bench/runner.c bench/backing.c bench/counters.c \
+		 bench/stats.c bench/tlbmodel.c
+BENCH_HDRS := $(wildcard bench/*.h)
+
+$(BENCH_DIR):
+	mkdir -p $@
+
+$(BENCH_BINS): $(BENCH_DIR)/%: bench/%.c $(BENCH_LIB_SRC) $(BENCH_HDRS) \
+		bench/bench.mk | $(BENCH_DIR)
+	$(BENCH_CC) $(BENCH_CFLAGS) -o $@ $< $(BENCH_LIB_SRC) -lm
+
+$(BENCH_TOOLS): bench/benchtool.c bench/stats.c bench/tlbmodel.c \
+		$(BENCH_HDRS) bench/bench.mk | $(BENCH_DIR)
+	$(BENCH_CC) $(BENCH_CFLAGS) -o $@ $< bench/stats.c bench/tlbmodel.c -lm
+
+.PHONY: bench-bins bench-guest bench-native test-bench
+bench-bins: $(BENCH_BINS) $(BENCH_TOOLS)
+
+bench-guest: $(BENCH_BINS)
+	python3 bench/run.py --mode guest --profile $(PROFILE)
+
+bench-native: $(BENCH_BINS)
+	python3 bench/run.py --mode native --profile $(PROFILE)
+
+test-bench: $(BENCH_BINS) $(BENCH_TOOLS)
+	python3 tests/bench/run_tests.py
+
+.DEFAULT_GOAL := $(bench_saved_goal)
