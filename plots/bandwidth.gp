@@ -1,0 +1,68 @@
+# bandwidth.gp -- stream bandwidth per kernel and backing, and page-stride cost.
+#
+#   gnuplot -c plots/bandwidth.gp results/RUN/stream.csv results/RUN/bandwidth \
+#           [CAPTION [TIMING [BACKINGS [STRIDECOL]]]]
+#
+# DATA is stream.csv (backing,page_kb,wss_bytes,kernel,gb_per_s,...).  Both
+# panels use the rows at the largest wss_bytes in the file.
+# Left: gb_per_s (column 5) of the read, write and copy kernels, one bar per
+# backing in each kernel's group.  Right: the stride kernel (one read per
+# 4 KB page), one bar per backing: ns per access from column STRIDECOL (EXTRA,
+# a column number; plots/render.py passes the ns_per_access column when
+# stream.csv has one), else its gb_per_s.
+
+FIG_W = 1300; FIG_H = 640
+FIGTITLE = "Stream bandwidth per kernel and backing; page-stride read cost"
+call ARG0[1:strlen(ARG0)-strlen("bandwidth.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6
+STRIDECOL = EXTRA ne "" ? int(EXTRA) : 0
+
+stats DATA using 3 nooutput
+WSS = STATS_max
+WSSTXT = gprintf("%.0b %BB", WSS)
+atwss(k) = column(3) == WSS && strcol(4) eq k
+kidx(k) = k eq "read" ? 1 : k eq "write" ? 2 : k eq "copy" ? 3 : NaN
+# Bars of a group side by side: backing i of NB at group centre x.
+BW = 0.8 / (NB > 0 ? NB : 1)
+xoff(i) = (i - (NB + 1) / 2.0) * BW
+SOURCENOTE = "rows with wss_bytes = " . WSSTXT . " (largest in file); left y = gb_per_s; right y = " . \
+    (STRIDECOL > 0 ? "column " . STRIDECOL . " (ns per access) of the stride rows" : "gb_per_s of the stride rows")
+
+set style fill solid 0.85 border lc rgb "#333333"
+set boxwidth BW * 0.95 absolute
+
+do for [fmt in OUTFMTS] {
+    eval TERM(fmt)
+    eval SET_HEAD
+    set output OUTSTEM . "." . fmt
+    set multiplot
+    set bmargin at screen 0.2; set tmargin at screen 0.85
+    set lmargin at screen 0.07; set rmargin at screen 0.46
+    # Left: read / write / copy.
+    set xrange [0.5:3.5]
+    set xtics ("read" 1, "write" 2, "copy" 3) scale 0
+    set yrange [0:*]
+    set ylabel "GB/s (gb_per_s) at " . WSSTXT
+    set key at screen 0.475, screen 0.85 left top vertical title "backing"
+    plot for [i=1:NB] DATA using (kidx(strcol(4)) + xoff(i)):( \
+            strcol(1) eq word(BACKINGS, i) && column(3) == WSS && kidx(strcol(4)) > 0 ? $5 : NaN) \
+        with boxes lc rgb bcolor(word(BACKINGS, i)) fs solid (is1g(word(BACKINGS, i)) ? 0.45 : 0.85) \
+        title word(BACKINGS, i)
+    eval UNSET_HEAD
+    # Right: the page-stride kernel.
+    set key off
+    set lmargin at screen 0.66; set rmargin at screen 0.98
+    set xrange [0.5:NB + 0.5]
+    set xtics () rotate by 35 right scale 0
+    do for [i=1:NB] { set xtics add (word(BACKINGS, i) i) }
+    set boxwidth 0.7 absolute
+    set ylabel (STRIDECOL > 0 ? "ns per access" : "GB/s (gb_per_s)") . ", stride kernel: one read per 4 KB page"
+    plot for [i=1:NB] DATA using (i):(strcol(1) eq word(BACKINGS, i) && atwss("stride") ? \
+            (STRIDECOL > 0 ? column(STRIDECOL) : $5) : NaN) \
+        with boxes lc rgb bcolor(word(BACKINGS, i)) fs solid (is1g(word(BACKINGS, i)) ? 0.45 : 0.85) \
+        title word(BACKINGS, i)
+    unset multiplot
+    set xtics norotate
+    set lmargin -1; set rmargin 5; set tmargin 6; set bmargin 5
+    set boxwidth BW * 0.95 absolute
+    unset output
+}

@@ -1,0 +1,113 @@
+# common.gp -- shared setup for every figure script in plots/.
+#
+# Each figure script is run as
+#
+#   gnuplot -c plots/FIG.gp DATA OUT [CAPTION [TIMING [BACKINGS [EXTRA]]]]
+#
+#   DATA      the run's CSV (chase.csv, stream.csv or fault.csv); the figure is
+#             drawn straight from it, so it can be redrawn from the run folder.
+#   OUT       output path without extension: OUT.svg and OUT.png are written.
+#             Ending OUT in .svg or .png writes only that format.
+#   CAPTION   one line naming host, accelerator, kernel, series id and profile
+#             (plots/render.py builds it from meta.json).
+#   TIMING    where the times come from, e.g. "TCG: emulated timing, not
+#             hardware"; empty for native timings.
+#   BACKINGS  space-separated backings to draw, in order.  Empty: every known
+#             backing that has rows in DATA.
+#   EXTRA     figure specific; see the header of each figure script.
+#
+# Every argument is data: nothing here evaluates a caller's string as code.
+# The figure script sets FIG_W, FIG_H (pixels) before loading this file and
+# then draws once per format:
+#
+#   call DIR."common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6   (load would drop the ARGs)
+#   do for [fmt in OUTFMTS] {
+#       eval TERM(fmt); eval SET_HEAD; set output OUTSTEM.".".fmt; plot ...
+#   }
+
+if (ARGC < 2) {
+    exit error "usage: gnuplot -c plots/FIG.gp DATA OUT [CAPTION [TIMING [BACKINGS [EXTRA]]]]"
+}
+DATA = ARG1
+OUT = ARG2
+CAPTION = ARG3 ne "" ? ARG3 : \
+    "unlabelled: plots/render.py adds host, accelerator, kernel, series and profile"
+TIMING = ARG4
+BACKINGS = ARG5
+EXTRA = ARG6
+
+# Output formats from OUT's ending.
+ends(s, t) = strlen(s) >= strlen(t) && s[strlen(s)-strlen(t)+1:] eq t
+OUTFMTS = ends(OUT, ".svg") ? "svg" : ends(OUT, ".png") ? "png" : "svg png"
+OUTSTEM = (ends(OUT, ".svg") || ends(OUT, ".png")) ? OUT[1:strlen(OUT)-4] : OUT
+basename(s) = strstrt(s, "/") ? basename(s[strstrt(s, "/")+1:]) : s
+SOURCE = basename(DATA)
+
+# Terminals: same size and font family for svg and png, white background.
+TERM(fmt) = fmt eq "svg" ? \
+    "set terminal svg size FIG_W,FIG_H dynamic noenhanced font 'Sans,12' background '#ffffff'" : \
+    "set terminal pngcairo size FIG_W,FIG_H noenhanced font 'Sans,10' background '#ffffff'"
+
+# CSV input: header row names the columns; an empty field is missing.  NaN is
+# "missing" too, so a line per backing runs through the rows of other
+# backings instead of breaking at each of them.
+set datafile separator comma
+set datafile columnheaders
+set datafile missing NaN
+
+# Backings: the base name picks the colour (Okabe-Ito palette, devzero black
+# as the 4 KB baseline); a -1G variant keeps its base colour, dashed, with an
+# open point.
+is1g(b) = ends(b, "-1G")
+base(b) = is1g(b) ? b[1:strlen(b)-3] : b
+bcolor(b) = base(b) eq "devzero"    ? "#000000" : \
+            base(b) eq "hugetlbfs"  ? "#0072B2" : \
+            base(b) eq "shm"        ? "#56B4E9" : \
+            base(b) eq "devhugetlb" ? "#D55E00" : \
+            base(b) eq "maphugetlb" ? "#E69F00" : \
+            base(b) eq "memfd"      ? "#CC79A7" : \
+            base(b) eq "thp"        ? "#009E73" : "#7F7F7F"
+bdash(b) = is1g(b) ? 2 : 1
+bpoint(b) = is1g(b) ? 6 : 7
+KNOWN = "devzero hugetlbfs shm devhugetlb maphugetlb memfd thp " . \
+        "devzero-1G hugetlbfs-1G shm-1G devhugetlb-1G maphugetlb-1G memfd-1G thp-1G"
+
+# Without a BACKINGS argument, keep the known backings that have rows.
+if (BACKINGS eq "") {
+    do for [b in KNOWN] {
+        stats DATA using (strcol(1) eq b ? 1 : 0) nooutput
+        if (STATS_sum > 0) { BACKINGS = BACKINGS . b . " " }
+    }
+}
+NB = words(BACKINGS)
+# Position of backing b in BACKINGS (0 when absent).
+bidx_(b, i) = i > NB ? 0 : (word(BACKINGS, i) eq b ? i : bidx_(b, i + 1))
+bidx(b) = bidx_(b, 1)
+
+# Rows in DATA where column c (a number) holds a value, for backing b ("" = any).
+# Used as: stats DATA using (hasval(b, c)) nooutput; then STATS_sum.
+hasval(b, c) = (b eq "" || strcol(1) eq b) && valid(c) ? 1 : 0
+
+# Look: light grid, ticks out, thin border.
+set grid xtics ytics mxtics lc rgb "#d8d8d8" lw 1 dt 1
+set tics out nomirror
+set border 3 lw 1
+set key noenhanced box lc rgb "#bbbbbb" opaque samplen 2.5 spacing 1.1
+set style fill solid 0.85 border lc rgb "#333333"
+set errorbars small
+
+# Heading and source line, drawn as labels at fixed screen positions so they
+# look the same on single plots and multiplots: line 1 the figure's FIGTITLE,
+# line 2 the run CAPTION, line 3 the TIMING note in red; at the bottom left
+# "source: DATA: " and the figure's SOURCENOTE.  The figure script sets
+# FIGTITLE and SOURCENOTE, then evals SET_HEAD per format (and UNSET_HEAD after
+# the first panel of a multiplot so the heading is drawn once).
+TIMINGCOLOR = "#B00000"
+SET_HEAD = "set label 81 FIGTITLE at screen 0.5, screen 1 - 20.0 / FIG_H center font ',15' front; " . \
+           "set label 82 CAPTION at screen 0.5, screen 1 - 42.0 / FIG_H center font ',11' front; " . \
+           "set label 83 TIMING at screen 0.5, screen 1 - 62.0 / FIG_H center font ',12' tc rgb TIMINGCOLOR front; " . \
+           "set label 84 'source: ' . SOURCE . ': ' . SOURCENOTE at screen 0.01, screen 14.0 / FIG_H font ',9' front"
+UNSET_HEAD = "unset label 81; unset label 82; unset label 83; unset label 84"
+set tmargin 6
+set bmargin 5
+set rmargin 5

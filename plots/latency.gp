@@ -1,0 +1,31 @@
+# latency.gp -- pointer-chase latency against working-set size.
+#
+#   gnuplot -c plots/latency.gp results/RUN/chase.csv results/RUN/latency \
+#           [CAPTION [TIMING [BACKINGS]]]
+#
+# DATA is chase.csv (backing,page_kb,wss_bytes,ns_per_access,ns_min,ns_max,...);
+# columns 3..6 are used.  One line per backing, bars from ns_min to ns_max
+# around ns_per_access.  Arguments are described in plots/common.gp.
+
+FIG_W = 1100; FIG_H = 680
+FIGTITLE = "Pointer-chase latency per access, by backing"
+SOURCENOTE = "x = wss_bytes, y = ns_per_access, bars = ns_min..ns_max"
+call ARG0[1:strlen(ARG0)-strlen("latency.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6
+
+set logscale x 2
+set format x "%.0b %BB"
+set xlabel "working-set size (log2 scale)"
+set logscale y 10
+set format y "%g"
+set ylabel "ns per access (log scale)"
+set key outside right top vertical title "backing"
+set rmargin 18
+
+do for [fmt in OUTFMTS] {
+    eval TERM(fmt)
+    eval SET_HEAD
+    set output OUTSTEM . "." . fmt
+    plot for [b in BACKINGS] DATA using 3:(strcol(1) eq b ? $4 : NaN):5:6 \
+        with yerrorlines lc rgb bcolor(b) dt bdash(b) pt bpoint(b) ps 0.6 lw 1.5 title b
+    unset output
+}

@@ -1,0 +1,494 @@
+#!/usr/bin/env python3
+"""Render one benchmark run's figures and summary.
+
+    python3 plots/render.py [RUN] [--no-link] [--strict]
+
+RUN is a results/<run-id>/ folder (default results/latest).  For each figure
+this runs `gnuplot -c plots/FIG.gp DATA OUT CAPTION TIMING BACKINGS EXTRA`,
+writing OUT.svg and OUT.png into RUN; the labels are passed as arguments, never
+as gnuplot code.  Then it writes RUN/index.html (metadata, figures, headline
+numbers), prints the same headline numbers, and points plots/latest at RUN.
+
+Python standard library only.  Exit status: 0 rendered (gnuplot warnings are
+printed), 1 a gnuplot run failed (or, with --strict, printed anything),
+2 bad usage or no such run.
+"""
+import argparse
+import csv
+import html
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+
+PLOTS = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(PLOTS)
+
+# Canonical backing order: the 4 KB baseline first, then the huge-page ways.
+ORDER = ["devzero", "hugetlbfs", "shm", "devhugetlb", "maphugetlb", "memfd", "thp"]
+
+# Columns each CSV must start with (the results contract); extras may follow.
+CONTRACT = {
+    "chase.csv": ["backing", "page_kb", "wss_bytes", "ns_per_access", "ns_min",
+                  "ns_max", "dtlb_load_misses_per_1k", "walks_per_1k",
+                  "model_l1_misses_per_1k", "model_walks_per_1k"],
+    "stream.csv": ["backing", "page_kb", "wss_bytes", "kernel", "gb_per_s"],
+    "fault.csv": ["backing", "page_kb", "mode", "us_per_mb", "faults_per_mb"],
+}
+
+TIMING = {
+    "tcg": "TCG: emulated timing, not hardware",
+    "icount": "instruction-count time (QEMU -icount), not hardware",
+    "kvm": "KVM guest: hardware timing through a virtual machine",
+    "native": "",
+}
+
+
+def order_key(b):
+    base, g = (b[:-3], 1) if b.endswith("-1G") else (b, 0)
+    return (g, ORDER.index(base) if base in ORDER else len(ORDER), base)
+
+
+def fnum(s):
+    """Float of a CSV field, None when empty or not a number."""
+    try:
+        v = float(s)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(v) else v
+
+
+def fmt_bytes(n):
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            v = n / size
+            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def fmt_num(v, unit=""):
+    if v is None:
+        return "n/a"
+    a = abs(v)
+    s = f"{v:.0f}" if a >= 100 else f"{v:.1f}" if a >= 10 else f"{v:.2f}" if a >= 0.1 else f"{v:.3g}"
+    return s + (" " + unit if unit else "")
+
+
+class Table:
+    """One results CSV: header and rows as dicts (None when the file is absent)."""
+
+    def __init__(self, run, name):
+        self.name = name
+        self.path = os.path.join(run, name)
+        self.rows, self.header, self.problem = [], [], None
+        if not os.path.exists(self.path):
+            self.problem = f"{name} missing"
+            return
+        with open(self.path, newline="") as f:
+            r = csv.reader(f)
+            self.header = next(r, [])
+            want = CONTRACT[name]
+            if self.header[:len(want)] != want:
+                self.problem = (f"{name} header does not start with the contract columns "
+                                f"({','.join(want)})")
+                return
+            for row in r:
+                if row and row[0].strip():
+                    self.rows.append(dict(zip(self.header, row)))
+            if not self.rows:
+                self.problem = f"{name} has no rows"
+
+    @property
+    def ok(self):
+        return self.problem is None
+
+    def backings(self):
+        return sorted({r["backing"] for r in self.rows}, key=order_key)
+
+    def has(self, col):
+        return any(fnum(r.get(col)) is not None for r in self.rows)
+
+    def col_number(self, col):
+        return self.header.index(col) + 1 if col in self.header else 0
+
+
+def load_meta(run):
+    path = os.path.join(run, "meta.json")
+    try:
+        with open(path) as f:
+            return json.load(f), None
+    except FileNotFoundError:
+        return {}, "meta.json missing"
+    except (OSError, ValueError) as e:
+        return {}, f"meta.json unreadable: {e}"
+
+
+def labels(meta):
+    """Caption, timing note, counters note, model geometry, for every figure."""
+    q = meta.get("qemu") or None
+    if q:
+        accel = str(q.get("accel", "?"))
+        if q.get("icount"):
+            accel += " + icount"
+        accel += f" (QEMU {q.get('version', '?')} guest)"
+    else:
+        accel = f"none ({meta.get('mode', 'native')})"
+    caption = " | ".join([
+        f"host: {meta.get('host_cpu', 'not recorded')}",
+        f"accelerator: {accel}",
+        f"kernel: {meta.get('kernel', 'not recorded')}",
+        f"series: {meta.get('series_id', 'not recorded')}",
+        f"profile: {meta.get('profile', 'not recorded')}",
+        f"run: {meta.get('run_id', 'not recorded')}",
+    ])
+    src = meta.get("timing_source")
+    timing = TIMING.get(src, f"timing source {src!r}" if src else "timing source not recorded")
+
+    counters = meta.get("counters") or {}
+    have = [e for e, c in counters.items() if c.get("available")]
+    lack = [(e, c.get("reason") or "no reason recorded")
+            for e, c in counters.items() if not c.get("available")]
+    if have:
+        note = "perf events " + ", ".join(have)
+        if lack:
+            note += "; unavailable: " + "; ".join(f"{e}: {r}" for e, r in lack)
+    elif lack:
+        reasons = []
+        for _, r in lack:
+            if r not in reasons:
+                reasons.append(r)
+        note = "; ".join(reasons)
+    else:
+        note = "meta.json records no counters"
+
+    model = meta.get("model")
+    if isinstance(model, dict) and model.get("preset"):
+        geometry = str(model["preset"])
+        if model.get("source"):
+            geometry += f" (source: {model['source']})"
+    else:
+        geometry = "model geometry not recorded"
+    return caption, timing, note, geometry, bool(have)
+
+
+def run_gnuplot(script, args):
+    cmd = ["gnuplot", "-c", os.path.join(PLOTS, script)] + [str(a) for a in args]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    return p.returncode, (p.stdout + p.stderr).strip()
+
+
+# ---------------------------------------------------------------- headlines
+
+def at_largest(rows, col):
+    """{backing: (wss, median of col)} at each backing's largest wss with a value."""
+    by = {}
+    for r in rows:
+        v, w = fnum(r.get(col)), fnum(r.get("wss_bytes"))
+        if v is not None and w is not None:
+            by.setdefault(r["backing"], {}).setdefault(w, []).append(v)
+    out = {}
+    for b, d in by.items():
+        w = max(d)
+        out[b] = (w, statistics.median(d[w]))
+    return out
+
+
+def value_at(rows, backing, wss, col):
+    vals = [fnum(r.get(col)) for r in rows
+            if r["backing"] == backing and fnum(r.get("wss_bytes")) == wss]
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def page_kb(rows, b, meta):
+    for r in rows:
+        if r["backing"] == b and fnum(r.get("page_kb")) is not None:
+            return fnum(r["page_kb"])
+    return fnum(((meta.get("backings") or {}).get(b) or {}).get("page_kb"))
+
+
+def headlines(chase, fault, meta):
+    """Sections of (title, note, header, rows); every number names its source."""
+    out = []
+    if chase.ok:
+        lat = at_largest(chase.rows, "ns_per_access")
+        rows = []
+        for b in sorted(lat, key=order_key):
+            w, v = lat[b]
+            lo = value_at(chase.rows, b, w, "ns_min")
+            hi = value_at(chase.rows, b, w, "ns_max")
+            rows.append([b, fmt_bytes(w), fmt_num(v, "ns"),
+                         f"{fmt_num(lo)}..{fmt_num(hi)}"])
+        out.append(("Latency at the largest working set",
+                    "chase.csv: ns_per_access (min..max from ns_min, ns_max) at each "
+                    "backing's largest wss_bytes",
+                    ["backing", "working set", "ns/access", "min..max"], rows))
+
+        measured = chase.has("walks_per_1k")
+        col = "walks_per_1k" if measured else "model_walks_per_1k"
+        kind = "measured" if measured else "MODEL"
+        rows = []
+        if "devzero" in lat and chase.has(col):
+            base_w = at_largest([r for r in chase.rows if r["backing"] == "devzero"], col)
+            for b in chase.backings():
+                pk = page_kb(chase.rows, b, meta)
+                if b == "devzero" or not pk or pk <= 4:
+                    continue
+                # Compare at the largest size both backings reached.
+                common = {fnum(r["wss_bytes"]) for r in chase.rows
+                          if r["backing"] == b and fnum(r.get(col)) is not None}
+                common &= {fnum(r["wss_bytes"]) for r in chase.rows
+                           if r["backing"] == "devzero" and fnum(r.get(col)) is not None}
+                if not common:
+                    continue
+                w = max(common)
+                d0 = value_at(chase.rows, "devzero", w, col)
+                v = value_at(chase.rows, b, w, col)
+                pct = f"{100.0 * (d0 - v) / d0:.0f}%" if d0 else "n/a"
+                rows.append([b, fmt_bytes(w), fmt_num(d0), fmt_num(v), fmt_num(d0 - v), pct,
+                             kind])
+            note = (f"chase.csv: {col} ({kind.lower() if measured else 'model, not measured'}) "
+                    f"per 1000 accesses, devzero minus backing, at the largest wss_bytes both have")
+            if not base_w:
+                rows = []
+        else:
+            note = f"chase.csv: no devzero baseline or no {col} values"
+        out.append((f"Page walks saved against devzero ({kind})", note,
+                    ["backing", "working set", "devzero walks/1k", "backing walks/1k",
+                     "saved/1k", "saved", "source"], rows))
+
+    if fault.ok:
+        def us(b, mode):
+            vals = [fnum(r["us_per_mb"]) for r in fault.rows
+                    if r["backing"] == b and r["mode"] == mode]
+            vals = [v for v in vals if v is not None]
+            return statistics.median(vals) if vals else None
+        base = us("devzero", "demand")
+        rows = []
+        for b in fault.backings():
+            d, p = us(b, "demand"), us(b, "populate")
+            ratio = f"{d / base:.2f}x" if d is not None and base else "n/a"
+            rows.append([b, fmt_num(d, "us/MB"), fmt_num(p, "us/MB"), ratio])
+        out.append(("Fault cost relative to devzero",
+                    "fault.csv: us_per_mb, mode demand and populate; ratio = backing demand "
+                    "us_per_mb / devzero demand us_per_mb",
+                    ["backing", "demand", "populate", "demand vs devzero"], rows))
+        rows = []
+        names = [b for b in fault.backings()
+                 if b.replace("-1G", "") in ("devhugetlb", "maphugetlb", "hugetlbfs")]
+        for b in names:
+            ref = us("devhugetlb-1G" if b.endswith("-1G") else "devhugetlb", "setup")
+            v = us(b, "setup")
+            rows.append([b, fmt_num(v, "us/MB"),
+                         f"{v / ref:.2f}x" if v is not None and ref else "n/a"])
+        out.append(("mmap setup cost: devhugetlb vs maphugetlb vs hugetlbfs",
+                    "fault.csv: us_per_mb, mode setup (mmap + munmap per MB mapped); ratio "
+                    "against devhugetlb of the same page size",
+                    ["backing", "setup", "vs devhugetlb"], rows))
+    return out
+
+
+def text_summary(run, caption, timing, sections, figures, notes):
+    lines = [f"run {run}", "  " + caption]
+    if timing:
+        lines.append("  " + timing)
+    for title, note, header, rows in sections:
+        lines.append("")
+        lines.append(f"{title}  [{note}]")
+        if not rows:
+            lines.append("  (nothing to compare)")
+            continue
+        width = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+        for row in [header] + rows:
+            lines.append("  " + "  ".join(str(x).ljust(w) for x, w in zip(row, width)).rstrip())
+    lines.append("")
+    lines.append("figures: " + (", ".join(figures) if figures else "none"))
+    for n in notes:
+        lines.append("note: " + n)
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- index.html
+
+CSS = """
+body { font-family: sans-serif; margin: 1.5em auto; max-width: 1320px; color: #222; }
+h1 { font-size: 1.5em; margin-bottom: 0.2em; }
+.caption { color: #444; }
+.timing { color: #b00000; font-weight: bold; }
+table { border-collapse: collapse; margin: 0.5em 0 1.2em; font-size: 0.92em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+th { background: #f2f2f2; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.src { color: #555; font-size: 0.85em; margin-top: -0.3em; }
+figure { margin: 1.5em 0; }
+figure img { max-width: 100%; border: 1px solid #ddd; }
+figcaption { color: #444; font-size: 0.9em; }
+.note { color: #8a5a00; }
+.grid { display: grid; grid-template-columns: 1fr 1fr; gap: 0 2em; }
+"""
+
+
+def esc(x):
+    return html.escape(str(x))
+
+
+def meta_value(v):
+    if isinstance(v, dict):
+        if not v:
+            return "{}"
+        return "; ".join(f"{k}: {meta_value(x)}" for k, x in v.items())
+    if v is None:
+        return "null"
+    return str(v)
+
+
+def html_table(header, rows, numeric_from=1):
+    h = "<tr>" + "".join(f"<th>{esc(x)}</th>" for x in header) + "</tr>"
+    body = []
+    for row in rows:
+        cells = [f'<td class="num">{esc(x)}</td>' if i >= numeric_from else f"<td>{esc(x)}</td>"
+                 for i, x in enumerate(row)]
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return "<table>" + h + "".join(body) + "</table>"
+
+
+FIGURE_TEXT = {
+    "latency": "Pointer-chase ns per access against working-set size, one line per backing, "
+               "bars from ns_min to ns_max (chase.csv).",
+    "tlb": "Measured dTLB load misses and page walks per 1000 accesses (chase.csv counter "
+           "columns).",
+    "tlb-model": "MODELLED, not measured: L1 dTLB misses and page walks per 1000 accesses "
+                 "(chase.csv model columns).",
+    "bandwidth": "Stream GB/s per kernel and backing and the page-stride read cost, at the "
+                 "largest working set (stream.csv).",
+    "faults": "Fault cost and faults per MB, demand against populate, and mmap setup cost "
+              "(fault.csv).",
+}
+
+
+def write_index(run, meta, meta_problem, caption, timing, sections, figures, notes):
+    title = f"TLB benchmark run {meta.get('run_id') or os.path.basename(run)}"
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
+           f"<h1>{esc(title)}</h1>", f'<p class="caption">{esc(caption)}</p>']
+    if timing:
+        out.append(f'<p class="timing">{esc(timing)}</p>')
+
+    out.append("<h2>Headline numbers</h2><div>")
+    for t, note, header, rows in sections:
+        out.append(f"<h3>{esc(t)}</h3>")
+        out.append(f'<p class="src">source: {esc(note)}</p>')
+        out.append(html_table(header, rows) if rows else "<p>(nothing to compare)</p>")
+    out.append("</div>")
+
+    out.append("<h2>Figures</h2>")
+    for n in notes:
+        out.append(f'<p class="note">note: {esc(n)}</p>')
+    for name in figures:
+        out.append(f'<figure id="{esc(name)}"><a href="{esc(name)}.png">'
+                   f'<img src="{esc(name)}.svg" alt="{esc(name)} figure"></a>'
+                   f"<figcaption><b>{esc(name)}</b>: {esc(FIGURE_TEXT.get(name, ''))} "
+                   f'<a href="{esc(name)}.svg">svg</a> · <a href="{esc(name)}.png">png</a>'
+                   "</figcaption></figure>")
+
+    out.append("<h2>Run metadata</h2>")
+    if meta_problem:
+        out.append(f'<p class="note">{esc(meta_problem)}</p>')
+    rows = [[k, meta_value(v)] for k, v in meta.items()
+            if k not in ("backings", "counters")]
+    out.append(html_table(["key", "value"], rows, numeric_from=99))
+    if meta.get("counters"):
+        rows = [[e, "yes" if c.get("available") else "no", c.get("reason", "")]
+                for e, c in meta["counters"].items()]
+        out.append("<h3>Hardware counters</h3>")
+        out.append(html_table(["event", "available", "reason"], rows, numeric_from=99))
+    if meta.get("backings"):
+        rows = [[b, c.get("status", ""), c.get("page_kb", ""), c.get("reason", "")]
+                for b, c in sorted(meta["backings"].items(), key=lambda kv: order_key(kv[0]))]
+        out.append("<h3>Backings</h3>")
+        out.append(html_table(["backing", "status", "page_kb", "reason"], rows, numeric_from=99))
+    out.append("<p class=\"src\">Data beside this page: chase.csv, stream.csv, fault.csv, "
+               "meta.json. Redraw one figure by hand with "
+               "<code>gnuplot -c plots/FIG.gp results/RUN/DATA.csv OUT</code>.</p>")
+    out.append("</body></html>")
+    with open(os.path.join(run, "index.html"), "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+# ---------------------------------------------------------------- main
+
+def link_latest(run, link):
+    target = os.path.relpath(run, os.path.dirname(os.path.abspath(link)))
+    tmp = link + ".tmp"
+    if os.path.lexists(tmp):
+        os.remove(tmp)
+    os.symlink(target, tmp)
+    os.replace(tmp, link)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("run", nargs="?", default=os.path.join(REPO, "results", "latest"))
+    ap.add_argument("--no-link", action="store_true", help="leave plots/latest alone")
+    ap.add_argument("--strict", action="store_true", help="fail on any gnuplot output")
+    a = ap.parse_args(argv)
+
+    run = os.path.realpath(a.run)  # results/latest is a link; draw into its target
+    if not os.path.isdir(run):
+        print(f"render: no run folder {a.run}", file=sys.stderr)
+        return 2
+    meta, meta_problem = load_meta(run)
+    caption, timing, counters_note, geometry, _ = labels(meta)
+    chase, stream, fault = (Table(run, n) for n in ("chase.csv", "stream.csv", "fault.csv"))
+
+    jobs, notes = [], []
+    if meta_problem:
+        notes.append(meta_problem + ": figures are labelled 'not recorded'")
+    if chase.ok:
+        bk = " ".join(chase.backings())
+        jobs.append(("latency", "latency.gp", chase, timing, bk, ""))
+        jobs.append(("tlb", "tlb.gp", chase, "", bk, counters_note))
+        if chase.has("model_l1_misses_per_1k") or chase.has("model_walks_per_1k"):
+            jobs.append(("tlb-model", "tlb-model.gp", chase, "", bk, geometry))
+        else:
+            notes.append("tlb-model skipped: chase.csv has no model values")
+    else:
+        notes.append(f"latency, tlb and tlb-model skipped: {chase.problem}")
+    if stream.ok:
+        jobs.append(("bandwidth", "bandwidth.gp", stream, timing, " ".join(stream.backings()),
+                     stream.col_number("ns_per_access") or ""))
+    else:
+        notes.append(f"bandwidth skipped: {stream.problem}")
+    if fault.ok:
+        jobs.append(("faults", "faults.gp", fault, timing, " ".join(fault.backings()), ""))
+    else:
+        notes.append(f"faults skipped: {fault.problem}")
+
+    figures, failed, noisy = [], False, False
+    for name, script, table, tnote, bk, extra in jobs:
+        rc, text = run_gnuplot(script, [table.path, os.path.join(run, name),
+                                        caption, tnote, bk, extra])
+        if text:
+            noisy = True
+            print(f"render: gnuplot {script}:\n{text}", file=sys.stderr)
+        if rc != 0:
+            failed = True
+            notes.append(f"{name} failed: gnuplot exit status {rc}")
+        else:
+            figures.append(name)
+
+    sections = headlines(chase, fault, meta)
+    write_index(run, meta, meta_problem, caption, timing, sections, figures, notes)
+    print(text_summary(run, caption, timing, sections, figures, notes))
+    print(f"index: {os.path.join(run, 'index.html')}")
+    if not a.no_link:
+        link = os.path.join(PLOTS, "latest")
+        link_latest(run, link)
+        print(f"plots/latest -> {os.readlink(link)}")
+    return 1 if failed or (a.strict and noisy) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+# tlb-model.gp -- modelled dTLB misses and page walks per 1000 accesses.
+#
+#   gnuplot -c plots/tlb-model.gp results/RUN/chase.csv results/RUN/tlb-model \
+#           [CAPTION [TIMING [BACKINGS [GEOMETRY]]]]
+#
+# DATA is chase.csv; x = wss_bytes (column 3), left panel
+# model_l1_misses_per_1k (column 9), right panel model_walks_per_1k (column 10).
+# These are computed by the benchmark from a TLB geometry, not measured.
+# GEOMETRY (EXTRA) names it, e.g. "skylake (source: ...)"; plots/render.py takes
+# it from meta.json "model" and says "model geometry not recorded" without it.
+
+FIG_W = 1200; FIG_H = 620
+FIGTITLE = "MODEL, not measured: L1 dTLB misses and page walks per 1000 accesses"
+call ARG0[1:strlen(ARG0)-strlen("tlb-model.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6
+GEOMETRY = EXTRA ne "" ? EXTRA : "model geometry not recorded"
+# The model is arithmetic on the working-set size, not a timing: no timing note.
+TIMING = "model geometry: " . GEOMETRY
+TIMINGCOLOR = "#444444"
+SOURCENOTE = "x = wss_bytes, y = model_l1_misses_per_1k (left), model_walks_per_1k (right), computed by the benchmark"
+
+stats DATA using (hasval("", 9)) nooutput
+N_L1 = STATS_sum
+stats DATA using (hasval("", 10)) nooutput
+N_WALK = STATS_sum
+
+PANEL = "if (N > 0) { " . \
+        "  set logscale x 2; set format x '%.0b %BB'; set xlabel 'working-set size (log2 scale)'; " . \
+        "  set ylabel WHAT . ' per 1000 accesses (model)'; set yrange [0:*]; " . \
+        "  plot for [b in BACKINGS] DATA using 3:(strcol(1) eq b ? column(COL) : NaN) " . \
+        "    with linespoints lc rgb bcolor(b) dt bdash(b) pt bpoint(b) ps 0.6 lw 1.5 title b " . \
+        "} else { " . \
+        "  unset border; unset tics; unset xlabel; unset ylabel; set key off; set xrange [0:1]; set yrange [0:1]; " . \
+        "  set label 85 'no model values for ' . WHAT . ' in ' . SOURCE at graph 0.5, graph 0.5 center font ',13'; " . \
+        "  plot 2 notitle; unset label 85; set border 3; set xtics border out nomirror; set ytics border out nomirror; set autoscale x " . \
+        "}"
+
+do for [fmt in OUTFMTS] {
+    eval TERM(fmt)
+    eval SET_HEAD
+    set output OUTSTEM . "." . fmt
+    set key top left title "backing (model)"
+    set multiplot layout 1, 2
+    N = N_L1; COL = 9; WHAT = "L1 dTLB misses"
+    eval PANEL
+    eval UNSET_HEAD
+    N = N_WALK; COL = 10; WHAT = "page walks"
+    set key off
+    eval PANEL
+    unset multiplot
+    unset output
+}
