@@ -1,0 +1,577 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Run the benchmark profile in the QEMU guest or natively; collect results.
+
+    python3 bench/run.py --mode guest|native [--profile tiny|quick|full]
+
+The binaries (build/bench/{chase,stream,fault}) speak a line protocol on
+stdout (see bench/runner.h): "@header BENCH CSV", "@row BENCH CSV",
+"@meta KEY JSON", "@error BENCH TEXT", "@done BENCH RC"; everything else is
+progress and is echoed.  Each row is appended to results/<run-id>/<bench>.csv
+as it arrives, meta.json is rewritten as metadata arrives, and
+results/latest points at the run.  results/README.md documents the files.
+
+guest: ./run-qemu.sh --hugepages N [--hugepages-1g N] --mem SIZE -- sh -c ...
+       runs the binaries one after another in one boot (docs/interfaces.md).
+native: the same binaries on the host kernel; vm.nr_hugepages (and the 1 GB
+       pool) are raised for the run and restored on every exit path.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shlex
+import signal
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCHES = ("chase", "stream", "fault")
+MB = 1 << 20
+GB = 1 << 30
+
+# Working sets: dense near the TLB reaches (256K, 6M/8M, 64M/128M; see
+# make_sweep in runner.c for where the numbers come from).
+QUICK_SIZES = ["16K", "64K", "192K", "256K", "320K", "1M", "4M", "6M", "8M",
+               "10M", "32M", "64M", "96M", "128M", "160M", "256M"]
+
+
+def size_bytes(s):
+    mult = {"K": 1 << 10, "M": MB, "G": GB}
+    s = str(s)
+    if s[-1].upper() in mult:
+        return int(float(s[:-1]) * mult[s[-1].upper()])
+    return int(s)
+
+
+def profile(name, mode, mem_available=None):
+    """The arguments of each benchmark, and the pools/memory they need.
+
+    tiny: a few sizes, 2 reps: a smoke test (the guest test), not data.
+    quick: >= 5 reps; the guest run fits ~4 minutes of TCG (which runs
+        10-50x slower than native), so its sweep stops at 256 MB; natively
+        it reaches 1 GB.
+    full: the generated sweep up to 4 GB natively (where memory allows),
+        1 GB in the guest, both hop kinds.
+    """
+    guest = mode == "guest"
+    if name == "tiny":
+        p = {
+            "chase": ["--sizes", "16K,1M,8M", "--reps", "2", "--warmup", "1",
+                      "--hops", "32K", "--hop", "both"],
+            "stream": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1",
+                       "--min-bytes", "4M"],
+            "fault": ["--sizes", "4M", "--reps", "2", "--warmup", "1"],
+            "max_bytes": 8 * MB, "timeout": 600,
+        }
+    elif name == "quick":
+        sizes = QUICK_SIZES + ([] if guest else ["512M", "768M", "1G"])
+        p = {
+            "chase": ["--sizes", ",".join(sizes), "--reps", "5",
+                      "--warmup", "1", "--hops", "256K" if guest else "1M",
+                      "--hop", "line" if guest else "both"],
+            "stream": ["--sizes", "64K,1M,8M,64M" if guest else
+                       "64K,1M,8M,64M,256M,1G", "--reps", "5", "--warmup",
+                       "1", "--min-bytes", "16M" if guest else "256M"],
+            "fault": ["--sizes", "16M" if guest else "256M", "--reps", "5",
+                      "--warmup", "1"],
+            "max_bytes": (256 if guest else 1024) * MB,
+            "timeout": 900,
+        }
+    elif name == "full":
+        top = GB if guest else 4 * GB
+        if mem_available and not guest:
+            # leave room: the 2M pool, a 4K mapping, order arrays
+            while top > 256 * MB and 3 * top > mem_available:
+                top //= 2
+        p = {
+            "chase": ["--min", "16K", "--max", str(top), "--reps", "7",
+                      "--warmup", "1", "--hops", "1M", "--hop", "both",
+                      "--model-cap", "256K"],
+            "stream": ["--min", "16K", "--max", str(top), "--reps", "5",
+                       "--warmup", "1", "--min-bytes", "256M"],
+            "fault": ["--sizes", "64M,256M", "--reps", "7", "--warmup", "1"],
+            "max_bytes": top, "timeout": 7200,
+        }
+    else:
+        raise ValueError("unknown profile %r" % name)
+    # Backings run one at a time and unmap before the next, so the pools
+    # need one working set each (plus slack for the kernel's own use).
+    p["hugepages"] = -(-p["max_bytes"] // (2 * MB)) + 8
+    p["hugepages_1g"] = -(-p["max_bytes"] // GB)
+    p["mem"] = "%dM" % ((p["hugepages"] * 2 * MB + p["hugepages_1g"] * GB +
+                         2 * p["max_bytes"] + 768 * MB) // MB)
+    return p
+
+
+def cpu_info(path="/proc/cpuinfo"):
+    info = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                k = k.strip()
+                if k in ("vendor_id", "cpu family", "model", "model name") \
+                        and k not in info:
+                    info[k] = v.strip()
+    except OSError:
+        pass
+    return info
+
+
+def model_preset(info):
+    """The TLB-model preset closest to the host CPU (skylake if unknown)."""
+    try:
+        fam, model = int(info.get("cpu family", -1)), int(info.get("model", -1))
+    except ValueError:
+        return "skylake"
+    if info.get("vendor_id") == "AuthenticAMD":
+        if fam == 0x17 or (fam == 0x19 and (model < 0x10 or
+                                            0x20 <= model < 0x60)):
+            return "zen3"
+        if fam >= 0x19:
+            return "zen4"
+    if info.get("vendor_id") == "GenuineIntel" and fam == 6 and model in (
+            0x97, 0x9a, 0xb7, 0xba, 0xbf, 0x8f, 0xcf, 0xad, 0xae):
+        return "goldencove"
+    return "skylake"
+
+
+def git_rev():
+    try:
+        rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"],
+                             capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain",
+                                "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        return (rev or "unknown") + ("-dirty" if dirty else "")
+    except OSError:
+        return "unknown"
+
+
+class Results:
+    """One run folder: CSVs written row by row, meta.json kept current."""
+
+    STATUS_ORDER = {"failed": 2, "measured": 1, "skipped": 0}
+
+    def __init__(self, results_dir, run_id, meta):
+        self.results_dir = results_dir
+        self.dir = os.path.join(results_dir, run_id)
+        os.makedirs(self.dir)
+        self.meta = dict(meta)
+        self.meta.setdefault("backings", {})
+        self.meta.setdefault("counters", {})
+        self.meta.setdefault("hugepages", {})
+        self.meta.setdefault("method", {})
+        self.meta.setdefault("errors", [])
+        self.meta.setdefault("bench_exit", {})
+        self.headers = {}
+        self.rows = {}
+        self.env = {}
+        self.write_meta()
+        self.point_latest()
+
+    def point_latest(self):
+        link = os.path.join(self.results_dir, "latest")
+        tmp = link + ".tmp%d" % os.getpid()
+        os.symlink(os.path.basename(self.dir), tmp)
+        os.replace(tmp, link)
+
+    def write_meta(self):
+        path = os.path.join(self.dir, "meta.json")
+        with open(path + ".tmp", "w") as f:
+            json.dump(self.meta, f, indent=2, sort_keys=True)
+            f.write("\n")
+        os.replace(path + ".tmp", path)
+
+    def csv_path(self, bench):
+        return os.path.join(self.dir, bench + ".csv")
+
+    def handle(self, line):
+        """Consumes one line of a benchmark's stdout; returns the text to
+        echo (None for nothing)."""
+        line = line.rstrip("\r\n")
+        if not line.startswith("@"):
+            return line
+        tag, _, rest = line.partition(" ")
+        if tag == "@header":
+            bench, _, header = rest.partition(" ")
+            self.header(bench, header)
+            return None
+        if tag == "@row":
+            bench, _, row = rest.partition(" ")
+            return self.row(bench, row)
+        if tag == "@meta":
+            key, _, js = rest.partition(" ")
+            try:
+                self.add_meta(key, json.loads(js))
+            except ValueError:
+                return "bench: unreadable metadata: " + line
+            return None
+        if tag == "@error":
+            self.meta["errors"].append(rest)
+            self.write_meta()
+            return "ERROR " + rest
+        if tag == "@done":
+            bench, _, rc = rest.partition(" ")
+            self.meta["bench_exit"][bench] = int(rc) if rc.isdigit() else rc
+            self.write_meta()
+            return None
+        if tag == "@exit":     # from the guest script: the binary's status
+            bench, _, rc = rest.partition(" ")
+            self.meta["bench_exit"][bench] = int(rc) if rc.isdigit() else rc
+            self.write_meta()
+            return None
+        return line
+
+    def header(self, bench, header):
+        cols = header.split(",")
+        if bench in self.headers:
+            if self.headers[bench] != cols:
+                raise ValueError("%s: header changed" % bench)
+            return
+        self.headers[bench] = cols
+        self.rows.setdefault(bench, 0)
+        with open(self.csv_path(bench), "w") as f:
+            f.write(header + "\n")
+
+    def row(self, bench, row):
+        cols = self.headers.get(bench)
+        if cols is None:
+            return "bench: row before header: " + row
+        if len(row.split(",")) != len(cols):
+            self.meta["errors"].append("%s: malformed row: %s" % (bench, row))
+            return "bench: malformed row (%d fields, want %d): %s" % (
+                len(row.split(",")), len(cols), row)
+        with open(self.csv_path(bench), "a") as f:
+            f.write(row + "\n")
+            f.flush()
+        self.rows[bench] += 1
+        return None
+
+    def add_meta(self, key, val):
+        m = self.meta
+        if key == "backing":
+            b = m["backings"].setdefault(val["name"], {
+                "status": val["status"], "reason": val["reason"],
+                "page_kb": val["page_kb"], "promised_kb": val["promised_kb"],
+                "benches": {}})
+            b["benches"][val["bench"]] = val["status"]
+            # failed anywhere > measured anywhere > skipped everywhere
+            if self.STATUS_ORDER[val["status"]] > \
+                    self.STATUS_ORDER[b["status"]]:
+                b["status"] = val["status"]
+                b["reason"] = val["reason"]
+            if val["page_kb"]:
+                b["page_kb"] = val["page_kb"]
+        elif key == "method":
+            bench = val.pop("bench", "?")
+            m["method"].setdefault("per_bench", {})[bench] = val
+            for k in ("warmup", "reps", "seed", "aslr_off", "cpu_pinned",
+                      "timer_resolution_ns", "timer_getres_ns", "clock"):
+                m["method"].setdefault(k, val.get(k))
+            if bench == "chase":
+                m["tlb_model"] = {"preset": val.get("model"),
+                                  "counted_accesses": val.get("model_cap"),
+                                  "warm_accesses": val.get("model_cap")}
+        elif key == "hugepages":
+            if not m["hugepages"]:
+                m["hugepages"] = {"%skB" % k: v for k, v in val.items()}
+        elif key == "counters":
+            if not m["counters"]:
+                m["counters"] = val
+        elif key == "env":
+            self.env = val
+            m["kernel"] = val.get("kernel")
+            m["measured_cpu"] = val.get("cpu")
+            if m.get("mode") == "guest":
+                m["series_id"] = val.get("series_id")
+                if m.get("qemu") is not None:
+                    accel = val.get("accel") or m["qemu"].get("accel")
+                    icount = val.get("icount") == "1"
+                    m["qemu"]["accel"] = accel
+                    m["qemu"]["icount"] = icount
+                    m["timing_source"] = "icount" if icount else accel
+        else:
+            m.setdefault("other", {})[key] = val
+        self.write_meta()
+
+    def finish(self, status):
+        self.meta["status"] = status
+        self.meta["rows"] = dict(self.rows)
+        self.write_meta()
+
+    def headline(self, size=None):
+        """chase at the largest size with both devzero and maphugetlb."""
+        path = self.csv_path("chase")
+        if not os.path.exists(path):
+            return None
+        with open(path) as f:
+            lines = f.read().splitlines()
+        cols = lines[0].split(",")
+        by = {}
+        for ln in lines[1:]:
+            r = dict(zip(cols, ln.split(",")))
+            if r.get("hop", "line") != "line":
+                continue
+            by[(r["backing"], int(r["wss_bytes"]))] = r
+        common = [s for (b, s) in by if b == "devzero"
+                  and ("maphugetlb", s) in by]
+        if not common:
+            return None
+        s = size or max(common)
+        a, b = by[("devzero", s)], by[("maphugetlb", s)]
+        na, nb = float(a["ns_per_access"]), float(b["ns_per_access"])
+        return ("headline (%s timing): chase %s, one hop per line: devzero "
+                "(%s kB pages) %.1f ns/access, maphugetlb (%s kB pages) "
+                "%.1f ns/access (%+.1f%%)" % (
+                    self.meta.get("timing_source"), human(s), a["page_kb"],
+                    na, b["page_kb"], nb, 100.0 * (nb - na) / na))
+
+
+def human(n):
+    for unit, div in (("G", GB), ("M", MB), ("K", 1024)):
+        if n >= div and n % div == 0:
+            return "%d%sB" % (n // div, unit)
+    return "%dB" % n
+
+
+class HugePools:
+    """Raises the host's hugetlb pools for a run; restore() puts back what
+    was there (call it from finally; it is idempotent)."""
+
+    SYS = "/sys/kernel/mm/hugepages/hugepages-%dkB/nr_hugepages"
+
+    def __init__(self, sysfmt=None):
+        self.sysfmt = sysfmt or self.SYS
+        self.saved = {}
+
+    def _read(self, kb):
+        with open(self.sysfmt % kb) as f:
+            return int(f.read())
+
+    def _write(self, kb, n):
+        with open(self.sysfmt % kb, "w") as f:
+            f.write("%d\n" % n)
+
+    def raise_to(self, kb, n):
+        """Returns the pool size obtained (the kernel may give fewer)."""
+        try:
+            cur = self._read(kb)
+        except OSError:
+            return 0
+        if cur >= n:
+            return cur
+        self.saved.setdefault(kb, cur)
+        try:
+            self._write(kb, n)
+        except OSError as e:
+            print("bench: cannot set %d kB pool to %d: %s" % (kb, n, e))
+        return self._read(kb)
+
+    def restore(self):
+        for kb, n in list(self.saved.items()):
+            try:
+                self._write(kb, n)
+                del self.saved[kb]
+            except OSError as e:
+                print("bench: RESTORE FAILED for %d kB pool (want %d): %s"
+                      % (kb, n, e), file=sys.stderr)
+
+
+def stream_lines(cmd, res, cwd=None):
+    """Runs cmd, feeding each stdout line to res; returns the exit code."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, cwd=cwd, text=True,
+                            errors="replace", bufsize=1)
+    try:
+        for line in proc.stdout:
+            out = res.handle(line)
+            if out is not None:
+                print(out, flush=True)
+        return proc.wait()
+    except BaseException:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        raise
+
+
+def new_run_id(results_dir, mode, prof):
+    base = datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + \
+        "-%s-%s" % (mode, prof)
+    rid, i = base, 1
+    while os.path.exists(os.path.join(results_dir, rid)):
+        i += 1
+        rid = "%s-%d" % (base, i)
+    return rid
+
+
+def qemu_version():
+    try:
+        out = subprocess.run(["qemu-system-x86_64", "--version"],
+                             capture_output=True, text=True).stdout
+        return out.splitlines()[0].strip() if out else None
+    except OSError:
+        return None
+
+
+def mem_available():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def bench_args(p, bench, args, preset):
+    a = list(p[bench]) + ["--seed", str(args.seed)]
+    if bench == "chase":
+        a += ["--model", preset]
+    if args.backings:
+        a += ["--backings", args.backings]
+    return a
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mode", choices=("guest", "native"), required=True)
+    ap.add_argument("--profile", default="quick",
+                    choices=("tiny", "quick", "full"))
+    ap.add_argument("--benches", default=",".join(BENCHES),
+                    help="comma list (default: %(default)s)")
+    ap.add_argument("--backings", help="comma list (default: all)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--model", help="TLB model preset (default: the host "
+                    "CPU's nearest)")
+    ap.add_argument("--results-dir", default=os.path.join(ROOT, "results"))
+    ap.add_argument("--bindir", default=os.path.join(ROOT, "build", "bench"))
+    ap.add_argument("--run-qemu", default=os.path.join(ROOT, "run-qemu.sh"))
+    ap.add_argument("--qemu-arg", action="append", default=[],
+                    help="extra run-qemu.sh argument (repeatable)")
+    ap.add_argument("--no-1g", action="store_true",
+                    help="do not preallocate 1 GB pages")
+    ap.add_argument("--dry-run", action="store_true")
+    args = ap.parse_args(argv)
+
+    benches = [b for b in args.benches.split(",") if b]
+    p = profile(args.profile, args.mode, mem_available())
+    host = cpu_info()
+    preset = args.model or model_preset(host)
+    if args.no_1g:
+        p["hugepages_1g"] = 0
+
+    if args.mode == "guest":
+        script = "; ".join(
+            "/usr/local/bin/%s %s; echo \"@exit %s $?\"" % (
+                b, " ".join(shlex.quote(x) for x in
+                            bench_args(p, b, args, preset)), b)
+            for b in benches)
+        cmd = [args.run_qemu, "--hugepages", str(p["hugepages"])]
+        if p["hugepages_1g"]:
+            cmd += ["--hugepages-1g", str(p["hugepages_1g"])]
+        cmd += ["--mem", p["mem"], "--timeout", str(p["timeout"])]
+        cmd += args.qemu_arg + ["--", "sh", "-c", script]
+        cmds = [cmd]
+    else:
+        cmds = [[os.path.join(args.bindir, b)] + bench_args(p, b, args, preset)
+                for b in benches]
+    if args.dry_run:
+        for c in cmds:
+            print(" ".join(shlex.quote(x) for x in c))
+        return 0
+
+    os.makedirs(args.results_dir, exist_ok=True)
+    run_id = new_run_id(args.results_dir, args.mode, args.profile)
+    guest = args.mode == "guest"
+    meta = {
+        "run_id": run_id,
+        "date": datetime.datetime.now().astimezone().isoformat(
+            timespec="seconds"),
+        "git_rev": git_rev(),
+        "profile": args.profile,
+        "mode": args.mode,
+        "host_cpu": host.get("model name", platform.processor()),
+        "kernel": None if guest else platform.release(),
+        "series_id": None if guest else "host",
+        "qemu": {"version": qemu_version(), "accel": None, "icount": None}
+        if guest else None,
+        "timing_source": None if guest else "native",
+        "commands": [" ".join(shlex.quote(x) for x in c) for c in cmds],
+        "status": "running",
+    }
+    res = Results(args.results_dir, run_id, meta)
+    print("bench: %s run %s -> %s" % (args.mode, args.profile, res.dir),
+          flush=True)
+
+    pools = HugePools()
+
+    def on_term(sig, frame):
+        raise KeyboardInterrupt("signal %d" % sig)
+
+    old = {s: signal.signal(s, on_term) for s in (signal.SIGTERM,
+                                                  signal.SIGHUP)}
+    status, rc = "complete", 0
+    try:
+        if guest:
+            rc = stream_lines(cmds[0], res, cwd=ROOT)
+            reason = {120: "huge pages could not be preallocated",
+                      124: "guest timed out", 125: "guest kernel panic/oops"}
+            if rc in reason:
+                res.meta["errors"].append("run-qemu.sh: " + reason[rc])
+                print("bench: run-qemu.sh exit %d: %s" % (rc, reason[rc]),
+                      file=sys.stderr)
+        else:
+            got = pools.raise_to(2048, p["hugepages"])
+            if got < p["hugepages"]:
+                print("bench: only %d of %d 2 MB pages" % (got, p["hugepages"]))
+            if p["hugepages_1g"]:
+                got1 = pools.raise_to(1048576, p["hugepages_1g"])
+                if got1 < p["hugepages_1g"]:
+                    res.meta.setdefault("notes", []).append(
+                        "could get only %d of %d 1 GB pages; 1G backings "
+                        "skipped" % (got1, p["hugepages_1g"]))
+                    print("bench: could get only %d of %d 1 GB pages; "
+                          "giving them back" % (got1, p["hugepages_1g"]))
+                    if 1048576 in pools.saved:
+                        pools._write(1048576, pools.saved.pop(1048576))
+            for c in cmds:
+                r = stream_lines(c, res)
+                rc = rc or r
+        exits = [v for v in res.meta["bench_exit"].values() if v != 0]
+        missing = [b for b in benches if b not in res.meta["bench_exit"]]
+        if exits or missing:
+            rc = rc or 2
+        if missing:
+            res.meta["errors"].append("no exit status from: " +
+                                      ", ".join(missing))
+        if rc:
+            status = "failed"
+    except KeyboardInterrupt:
+        status, rc = "interrupted", 130
+        print("bench: interrupted", file=sys.stderr)
+    finally:
+        pools.restore()
+        for s, h in old.items():
+            signal.signal(s, h)
+        res.finish(status)
+    bad = [n for n, b in res.meta["backings"].items()
+           if b["status"] == "failed"]
+    if bad:
+        print("bench: FAILED backings: %s" % ", ".join(bad), file=sys.stderr)
+    print("bench: rows %s; results in %s (%s)" % (
+        json.dumps(res.rows, sort_keys=True), res.dir, status))
+    h = res.headline()
+    if h:
+        print(h)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
