@@ -430,6 +430,13 @@ def mem_available():
     return None
 
 
+def needs_pools(backings):
+    """False when a --backings list names no hugetlb backing."""
+    if not backings:
+        return True
+    return any(b not in ("devzero", "thp") for b in backings.split(","))
+
+
 def bench_args(p, bench, args, preset):
     a = list(p[bench]) + ["--seed", str(args.seed)]
     if bench == "chase":
@@ -527,6 +534,11 @@ def main(argv=None):
                 res.meta["errors"].append("run-qemu.sh: " + reason[rc])
                 print("bench: run-qemu.sh exit %d: %s" % (rc, reason[rc]),
                       file=sys.stderr)
+        elif not needs_pools(args.backings):
+            print("bench: no hugetlb backing selected; pools left alone")
+            for c in cmds:
+                r = stream_lines(c, res)
+                rc = rc or r
         else:
             got = pools.raise_to(2048, p["hugepages"])
             if got < p["hugepages"]:

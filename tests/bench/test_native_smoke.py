@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0
+"""End to end on the host: the tiny profile for the two backings that need
+no hugetlb pool (so the host's pools are untouched), through run.py."""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from common import (REQUIRED_COLUMNS, REQUIRED_META, REQUIRED_METHOD, ROOT,
+                    promised_kb)
+
+
+class TestNativeSmoke(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.proc = subprocess.run(
+            [sys.executable, os.path.join(ROOT, "bench", "run.py"),
+             "--mode", "native", "--profile", "tiny", "--backings",
+             "devzero,thp", "--results-dir", cls.tmp.name],
+            capture_output=True, text=True, timeout=300)
+        cls.run_dir = os.path.join(cls.tmp.name, "latest")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_exit_status(self):
+        self.assertEqual(self.proc.returncode, 0,
+                         self.proc.stdout[-2000:] + self.proc.stderr[-2000:])
+
+    def test_meta(self):
+        with open(os.path.join(self.run_dir, "meta.json")) as f:
+            meta = json.load(f)
+        for k in REQUIRED_META:
+            self.assertIn(k, meta)
+        for k in REQUIRED_METHOD:
+            self.assertIn(k, meta["method"])
+        self.assertEqual(meta["mode"], "native")
+        self.assertEqual(meta["timing_source"], "native")
+        self.assertEqual(meta["series_id"], "host")
+        self.assertIsNone(meta["qemu"])
+        self.assertIn("page-faults", meta["counters"])
+        for c in meta["counters"].values():
+            self.assertIn("available", c)
+            self.assertIn("reason", c)
+        self.assertEqual(meta["status"], "complete")
+        for name in ("devzero", "thp"):
+            b = meta["backings"][name]
+            self.assertEqual(b["status"], "measured", b)
+            self.assertEqual(b["page_kb"], promised_kb(name))
+
+    def test_csvs(self):
+        for bench, cols in REQUIRED_COLUMNS.items():
+            with open(os.path.join(self.run_dir, bench + ".csv")) as f:
+                rows = list(csv.DictReader(f))
+                self.assertTrue(rows, bench)
+                f.seek(0)
+                header = f.readline().strip().split(",")
+            self.assertEqual(header[:len(cols)], cols)
+            for r in rows:
+                self.assertEqual(int(r["page_kb"]), promised_kb(r["backing"]))
+                self.assertNotIn(None, r.values())
+        with open(os.path.join(self.run_dir, "chase.csv")) as f:
+            rows = list(csv.DictReader(f))
+        # tiny: 3 sizes x 2 hops x 2 backings
+        self.assertEqual(len(rows), 12)
+        for r in rows:
+            self.assertGreater(float(r["ns_per_access"]), 0)
+            self.assertLessEqual(float(r["ns_min"]),
+                                 float(r["ns_per_access"]))
+            self.assertGreaterEqual(float(r["model_walks_per_1k"]), 0)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The TLB model (bench/tlbmodel.c) against hand-computed cases."""
+import unittest
+
+from common import benchtool
+
+K4, M2, G1 = 4, 2048, 1048576
+
+
+def run(spec, accesses):
+    trace = "".join("%x %d\n" % (a, kb) for a, kb in accesses)
+    out = benchtool("tlb", spec, stdin=trace)
+    assert out.returncode == 0, out.stderr
+    f = out.stdout.split()
+    return int(f[1]), int(f[3]), int(f[5])   # accesses, l1 misses, walks
+
+
+def pages(vpns, kb=K4):
+    return [(v << 12, kb) for v in vpns]
+
+
+class TestTlbModel(unittest.TestCase):
+    def test_lru_within_a_set(self):
+        # 2 sets x 2 ways; even pages all map to set 0.
+        # 0 miss, 2 miss, 4 miss (evicts 0), 0 miss (evicts 2),
+        # 4 hit, 2 miss (evicts 0): 5 misses, no L2 so 5 walks.
+        self.assertEqual(run("l1=4K:4:2", pages([0, 2, 4, 0, 4, 2])),
+                         (6, 5, 5))
+
+    def test_sets_are_independent(self):
+        # 0,2 -> set 0 and 1,3 -> set 1: four cold misses, then all hits
+        self.assertEqual(run("l1=4K:4:2", pages([0, 1, 2, 3] * 2)),
+                         (8, 4, 4))
+
+    def test_lru_cycle_one_too_big_always_misses(self):
+        # 5 pages cycled through 4 fully associative LRU entries
+        self.assertEqual(run("l1=4K:4:4", pages(list(range(5)) * 3)),
+                         (15, 15, 15))
+
+    def test_l2_catches_l1_misses(self):
+        # 3 pages cycled: L1 (2 entries) always misses, L2 (8) walks once each
+        self.assertEqual(run("l1=4K:2:2;l2=4K:8:8", pages([0, 1, 2] * 10)),
+                         (30, 30, 3))
+
+    def test_page_size_decides_the_entry(self):
+        addrs = [0x0, 0x1000, 0x2000, 0x1ff000]
+        spec = "l1=4K:4:4,2M:2:2"
+        self.assertEqual(run(spec, [(a, M2) for a in addrs]), (4, 1, 1))
+        self.assertEqual(run(spec, [(a, K4) for a in addrs]), (4, 4, 4))
+
+    def test_1g_smashed_into_2m_l2_entries(self):
+        seq = [(0x0, G1),                 # L1 miss, walk; L2 gets 2M #0
+               (0x100000000, K4),         # two 4K pages evict the 1G entry
+               (0x100001000, K4),
+               (0x0, G1),                 # L1 miss, L2 hit (2M #0)
+               (0x200000, G1)]            # L1 hit: same 1G page
+        self.assertEqual(run("l1=4K+2M+1G:2:2;l2=4K+2M:16:16:smash", seq),
+                         (5, 4, 3))
+        # without smashing, the L2 cannot hold 1G: the reload walks again
+        self.assertEqual(run("l1=4K+2M+1G:2:2;l2=4K+2M:16:16", seq),
+                         (5, 4, 4))
+
+    def test_skylake_reaches(self):
+        # 64 consecutive 4K pages fill the 16 x 4-way L1 exactly
+        self.assertEqual(run("skylake", pages(list(range(64)) * 2)),
+                         (128, 64, 64))
+        # 128 pages: 8 per L1 set, every access misses L1; STLB holds all
+        self.assertEqual(run("skylake", pages(list(range(128)) * 2)),
+                         (256, 256, 128))
+        # 32 2M pages fit the 2M L1 array
+        self.assertEqual(run("skylake", [(i << 21, M2) for i in
+                                         list(range(32)) * 2]),
+                         (64, 32, 32))
+
+    def test_presets_parse(self):
+        out = benchtool("presets")
+        self.assertEqual(out.returncode, 0)
+        names = [ln.split("\t")[0] for ln in out.stdout.splitlines()]
+        self.assertIn("skylake", names)
+        for n in names:
+            self.assertEqual(run(n, []), (0, 0, 0), n)
+
+    def test_bad_spec_is_refused(self):
+        for spec in ("nonsense", "l1=4K:5:2", "l1=3K:4:4", "l2=4K:4:4"):
+            self.assertNotEqual(benchtool("tlb", spec).returncode, 0, spec)
+
+
+if __name__ == "__main__":
+    unittest.main()
