@@ -27,6 +27,15 @@ xoff(i) = (i - (NB + 1) / 2.0) * BW
 SOURCENOTE = "rows with wss_bytes = " . WSSTXT . " (largest in file); left y = gb_per_s; right y = " . \
     (STRIDECOL > 0 ? "column " . STRIDECOL . " (ns per access) of the stride rows" : "gb_per_s of the stride rows")
 
+# Backings with read/write/copy rows at WSS (left) and stride rows (right).
+want(b) = strcol(1) eq b && column(3) == WSS && kidx(strcol(4)) > 0 && valid(5)
+eval SELECT
+SEL_RWC = SEL
+want(b) = strcol(1) eq b && atwss("stride") && valid(STRIDECOL > 0 ? STRIDECOL : 5)
+eval SELECT
+SEL_STRIDE = SEL
+fill(b) = is1g(b) ? 0.45 : 0.85
+
 set style fill solid 0.85 border lc rgb "#333333"
 set boxwidth BW * 0.95 absolute
 
@@ -35,18 +44,17 @@ do for [fmt in OUTFMTS] {
     eval SET_HEAD
     set output OUTSTEM . "." . fmt
     set multiplot
-    set bmargin at screen 0.2; set tmargin at screen 0.85
+    set bmargin at screen 0.2; set tmargin at screen 0.83
     set lmargin at screen 0.07; set rmargin at screen 0.46
     # Left: read / write / copy.
     set xrange [0.5:3.5]
     set xtics ("read" 1, "write" 2, "copy" 3) scale 0
     set yrange [0:*]
     set ylabel "GB/s (gb_per_s) at " . WSSTXT
-    set key at screen 0.475, screen 0.85 left top vertical title "backing"
-    plot for [i=1:NB] DATA using (kidx(strcol(4)) + xoff(i)):( \
-            strcol(1) eq word(BACKINGS, i) && column(3) == WSS && kidx(strcol(4)) > 0 ? $5 : NaN) \
-        with boxes lc rgb bcolor(word(BACKINGS, i)) fs solid (is1g(word(BACKINGS, i)) ? 0.45 : 0.85) \
-        title word(BACKINGS, i)
+    set key at screen 0.475, screen 0.83 left top vertical title "backing"
+    plot for [s in SEL_RWC] DATA using (kidx(strcol(4)) + xoff(int(s))):( \
+            strcol(1) eq B(s) && column(3) == WSS && kidx(strcol(4)) > 0 ? $5 : NaN) \
+        with boxes lc rgb bcolor(B(s)) fs solid fill(B(s)) title B(s)
     eval UNSET_HEAD
     # Right: the page-stride kernel.
     set key off
@@ -55,11 +63,10 @@ do for [fmt in OUTFMTS] {
     set xtics () rotate by 35 right scale 0
     do for [i=1:NB] { set xtics add (word(BACKINGS, i) i) }
     set boxwidth 0.7 absolute
-    set ylabel (STRIDECOL > 0 ? "ns per access" : "GB/s (gb_per_s)") . ", stride kernel: one read per 4 KB page"
-    plot for [i=1:NB] DATA using (i):(strcol(1) eq word(BACKINGS, i) && atwss("stride") ? \
+    set ylabel (STRIDECOL > 0 ? "ns per access (per page)" : "GB/s (gb_per_s)") . ", stride kernel: one read per 4 KB page"
+    plot for [s in SEL_STRIDE] DATA using (int(s)):(strcol(1) eq B(s) && atwss("stride") ? \
             (STRIDECOL > 0 ? column(STRIDECOL) : $5) : NaN) \
-        with boxes lc rgb bcolor(word(BACKINGS, i)) fs solid (is1g(word(BACKINGS, i)) ? 0.45 : 0.85) \
-        title word(BACKINGS, i)
+        with boxes lc rgb bcolor(B(s)) fs solid fill(B(s)) title B(s)
     unset multiplot
     set xtics norotate
     set lmargin -1; set rmargin 5; set tmargin 6; set bmargin 5

@@ -8,7 +8,7 @@
 #             drawn straight from it, so it can be redrawn from the run folder.
 #   OUT       output path without extension: OUT.svg and OUT.png are written.
 #             Ending OUT in .svg or .png writes only that format.
-#   CAPTION   one line naming host, accelerator, kernel, series id and profile
+#   CAPTION   one or two lines (a newline character splits them) naming host, accelerator, kernel, series id and profile
 #             (plots/render.py builds it from meta.json).
 #   TIMING    where the times come from, e.g. "TCG: emulated timing, not
 #             hardware"; empty for native timings.
@@ -83,6 +83,8 @@ NB = words(BACKINGS)
 # Position of backing b in BACKINGS (0 when absent).
 bidx_(b, i) = i > NB ? 0 : (word(BACKINGS, i) eq b ? i : bidx_(b, i + 1))
 bidx(b) = bidx_(b, 1)
+# The backing at position s (a string, as iterated from SEL below).
+B(s) = word(BACKINGS, int(s))
 
 # Rows in DATA where column c (a number) holds a value, for backing b ("" = any).
 # Used as: stats DATA using (hasval(b, c)) nooutput; then STATS_sum.
@@ -105,9 +107,18 @@ set errorbars small
 TIMINGCOLOR = "#B00000"
 SET_HEAD = "set label 81 FIGTITLE at screen 0.5, screen 1 - 20.0 / FIG_H center font ',15' front; " . \
            "set label 82 CAPTION at screen 0.5, screen 1 - 42.0 / FIG_H center font ',11' front; " . \
-           "set label 83 TIMING at screen 0.5, screen 1 - 62.0 / FIG_H center font ',12' tc rgb TIMINGCOLOR front; " . \
+           "set label 83 TIMING at screen 0.5, screen 1 - 78.0 / FIG_H center font ',12' tc rgb TIMINGCOLOR front; " . \
            "set label 84 'source: ' . SOURCE . ': ' . SOURCENOTE at screen 0.01, screen 14.0 / FIG_H font ',9' front"
 UNSET_HEAD = "unset label 81; unset label 82; unset label 83; unset label 84"
-set tmargin 6
+set tmargin 7
 set bmargin 5
 set rmargin 5
+
+# Which backings have something to draw in a panel: define want(b) (1 for a
+# row of backing b that the panel draws) and `eval SELECT`; SEL is then the
+# space-separated positions in BACKINGS (as used by word()) of those that do,
+# NSEL their count.  Plotting only these keeps gnuplot from warning about a
+# series with no points when a backing lacks, say, setup rows.
+SELECT = "SEL = ''; do for [i_=1:NB] { " . \
+         "stats DATA using (want(word(BACKINGS, i_)) ? 1 : 0) nooutput; " . \
+         "if (STATS_sum > 0) { SEL = SEL . i_ . ' ' } }; NSEL = words(SEL)"

@@ -15,34 +15,47 @@ FIGTITLE = "Page-fault cost per MB (demand vs populate) and mmap setup cost, by 
 SOURCENOTE = "x = backing; y = us_per_mb (cost panels) and faults_per_mb, rows by mode"
 call ARG0[1:strlen(ARG0)-strlen("faults.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6
 
-mode(m) = strcol(3) eq m
-# y of backing i's row in mode m from column c, else NaN (missing).
-yof(i, m, c) = strcol(1) eq word(BACKINGS, i) && mode(m) ? column(c) : NaN
-fill(i) = is1g(word(BACKINGS, i)) ? 0.45 : 0.85
+# y of backing B(s)'s row in mode m from column c, else NaN (missing).
+yof(s, m, c) = strcol(1) eq B(s) && strcol(3) eq m ? column(c) : NaN
+fill(b) = is1g(b) ? 0.45 : 0.85
+# Which backings have rows for each mode and column (see SELECT in common.gp).
+M = "demand"; C = 4
+want(b) = strcol(1) eq b && strcol(3) eq M && valid(C) && (C == 4 || column(C) > 0)
+eval SELECT; SEL_DEM_US = SEL
+M = "populate"; eval SELECT; SEL_POP_US = SEL
+M = "setup"; eval SELECT; SEL_SET_US = SEL
+C = 5
+M = "demand"; eval SELECT; SEL_DEM_N = SEL
+M = "populate"; eval SELECT; SEL_POP_N = SEL
 
 set style fill solid 0.85 border lc rgb "#333333"
-set xtics () rotate by 35 right scale 0 font ",10"
-do for [i=1:NB] { set xtics add (word(BACKINGS, i) i) }
-set xrange [0.4:NB + 0.6]
-set key off
+AXES = "set border 3; set xtics border out nomirror () rotate by 35 right scale 0 font ',10'; " . \
+       "set ytics border out nomirror; do for [i=1:NB] { set xtics add (word(BACKINGS, i) i) }; " . \
+       "set xrange [0.4:NB + 0.6]"
 
 do for [fmt in OUTFMTS] {
     eval TERM(fmt)
     eval SET_HEAD
+    eval AXES
     set output OUTSTEM . "." . fmt
     set multiplot
-    # Top left: cost of faulting in one MB.
+    # Top left: cost of faulting in one MB.  Its key, one entry per backing,
+    # sits in the empty bottom-right quarter.
     set lmargin at screen 0.08; set rmargin at screen 0.48
-    set tmargin at screen 0.88; set bmargin at screen 0.58
+    set tmargin at screen 0.855; set bmargin at screen 0.57
     set boxwidth 0.38 absolute
     set yrange [0:*]
     set ylabel "us per MB (us_per_mb)"
     set title "fault cost: demand (solid) vs populate (hatched)" font ",11"
-    plot for [i=1:NB] DATA using (i - 0.2):(yof(i, "demand", 4)) with boxes \
-             lc rgb bcolor(word(BACKINGS, i)) fs solid fill(i) notitle, \
-         for [i=1:NB] DATA using (i + 0.2):(yof(i, "populate", 4)) with boxes \
-             lc rgb bcolor(word(BACKINGS, i)) fs pattern 4 notitle
+    set key at screen 0.62, screen 0.44 left top vertical maxrows 9 title "backing" font ",11"
+    plot for [s in SEL_DEM_US] DATA using (int(s) - 0.2):(yof(s, "demand", 4)) with boxes \
+             lc rgb bcolor(B(s)) fs solid fill(B(s)) title B(s), \
+         for [s in SEL_POP_US] DATA using (int(s) + 0.2):(yof(s, "populate", 4)) with boxes \
+             lc rgb bcolor(B(s)) fs pattern 4 notitle, \
+         keyentry with boxes lc rgb "#777777" fs solid 0.85 title "demand: solid", \
+         keyentry with boxes lc rgb "#777777" fs pattern 4 title "populate: hatched"
     eval UNSET_HEAD
+    set key off
     # Top right: how many faults that took.
     set lmargin at screen 0.58; set rmargin at screen 0.98
     set logscale y 10
@@ -50,10 +63,10 @@ do for [fmt in OUTFMTS] {
     set format y "%g"
     set ylabel "faults per MB (faults_per_mb, log scale)"
     set title "faults taken: demand (solid) vs populate (hatched)"
-    plot for [i=1:NB] DATA using (i - 0.2):(yof(i, "demand", 5)) with boxes \
-             lc rgb bcolor(word(BACKINGS, i)) fs solid fill(i) notitle, \
-         for [i=1:NB] DATA using (i + 0.2):(yof(i, "populate", 5)) with boxes \
-             lc rgb bcolor(word(BACKINGS, i)) fs pattern 4 notitle
+    plot for [s in SEL_DEM_N] DATA using (int(s) - 0.2):(yof(s, "demand", 5)) with boxes \
+             lc rgb bcolor(B(s)) fs solid fill(B(s)) notitle, \
+         for [s in SEL_POP_N] DATA using (int(s) + 0.2):(yof(s, "populate", 5)) with boxes \
+             lc rgb bcolor(B(s)) fs pattern 4 notitle
     unset logscale y
     # Bottom left: mmap + munmap, nothing touched.
     set lmargin at screen 0.08; set rmargin at screen 0.48
@@ -62,25 +75,9 @@ do for [fmt in OUTFMTS] {
     set boxwidth 0.7 absolute
     set ylabel "us per MB mapped (us_per_mb, mode setup)"
     set title "mmap + munmap setup cost"
-    plot for [i=1:NB] DATA using (i):(yof(i, "setup", 4)) with boxes \
-             lc rgb bcolor(word(BACKINGS, i)) fs solid fill(i) notitle
-    # Bottom right: the key, one entry per backing plus the two fills.
-    set lmargin at screen 0.58; set rmargin at screen 0.98
-    unset title; unset ylabel; unset xlabel; unset border; unset tics
-    set xrange [0:1]; set yrange [0:1]
-    set key at graph 0.1, graph 1 left top vertical maxrows 8 title "backing" font ",11"
-    plot 2 notitle, \
-         for [i=1:NB] keyentry with boxes lc rgb bcolor(word(BACKINGS, i)) fs solid fill(i) \
-             title word(BACKINGS, i), \
-         keyentry with boxes lc rgb "#777777" fs solid 0.85 title "demand: solid", \
-         keyentry with boxes lc rgb "#777777" fs pattern 4 title "populate: hatched"
+    plot for [s in SEL_SET_US] DATA using (int(s)):(yof(s, "setup", 4)) with boxes \
+             lc rgb bcolor(B(s)) fs solid fill(B(s)) notitle
     unset multiplot
-    # Put the axes back for the next format.
-    set key off; set border 3
-    set xtics border out nomirror; set ytics border out nomirror
-    set xtics () rotate by 35 right scale 0 font ",10"
-    do for [i=1:NB] { set xtics add (word(BACKINGS, i) i) }
-    set xrange [0.4:NB + 0.6]
     unset title
     unset output
 }

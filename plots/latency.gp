@@ -21,11 +21,15 @@ set ylabel "ns per access (log scale)"
 set key outside right top vertical title "backing"
 set rmargin 18
 
+want(b) = strcol(1) eq b && valid(4)
+eval SELECT
+if (NSEL == 0) { exit error "latency.gp: no ns_per_access values in " . DATA }
+
 do for [fmt in OUTFMTS] {
     eval TERM(fmt)
     eval SET_HEAD
     set output OUTSTEM . "." . fmt
-    plot for [b in BACKINGS] DATA using 3:(strcol(1) eq b ? $4 : NaN):5:6 \
-        with yerrorlines lc rgb bcolor(b) dt bdash(b) pt bpoint(b) ps 0.6 lw 1.5 title b
+    plot for [s in SEL] DATA using 3:(strcol(1) eq B(s) ? $4 : NaN):5:6 with yerrorlines \
+        lc rgb bcolor(B(s)) dt bdash(B(s)) pt bpoint(B(s)) ps 0.6 lw 1.5 title B(s)
     unset output
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Render one benchmark run's figures and summary.
 
-    python3 plots/render.py [RUN] [--no-link] [--strict]
+    python3 plots/render.py [RUN] [--no-link | --link PATH] [--strict]
 
 RUN is a results/<run-id>/ folder (default results/latest).  For each figure
 this runs `gnuplot -c plots/FIG.gp DATA OUT CAPTION TIMING BACKINGS EXTRA`,
@@ -135,9 +135,11 @@ def labels(meta):
         accel += f" (QEMU {q.get('version', '?')} guest)"
     else:
         accel = f"none ({meta.get('mode', 'native')})"
+    # Two lines: the machine, then the software and run.
     caption = " | ".join([
         f"host: {meta.get('host_cpu', 'not recorded')}",
         f"accelerator: {accel}",
+    ]) + "\n" + " | ".join([
         f"kernel: {meta.get('kernel', 'not recorded')}",
         f"series: {meta.get('series_id', 'not recorded')}",
         f"profile: {meta.get('profile', 'not recorded')}",
@@ -147,6 +149,10 @@ def labels(meta):
     timing = TIMING.get(src, f"timing source {src!r}" if src else "timing source not recorded")
 
     counters = meta.get("counters") or {}
+    # bench/ names the CSV column each event fills; keep the two TLB columns.
+    tlb_cols = ("dtlb_load_misses_per_1k", "walks_per_1k")
+    if any(isinstance(c, dict) and "column" in c for c in counters.values()):
+        counters = {e: c for e, c in counters.items() if c.get("column") in tlb_cols}
     have = [e for e, c in counters.items() if c.get("available")]
     lack = [(e, c.get("reason") or "no reason recorded")
             for e, c in counters.items() if not c.get("available")]
@@ -431,6 +437,8 @@ def link_latest(run, link):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run", nargs="?", default=os.path.join(REPO, "results", "latest"))
+    ap.add_argument("--link", default=os.path.join(PLOTS, "latest"),
+                    help="symlink to point at RUN (default plots/latest)")
     ap.add_argument("--no-link", action="store_true", help="leave plots/latest alone")
     ap.add_argument("--strict", action="store_true", help="fail on any gnuplot output")
     a = ap.parse_args(argv)
@@ -446,6 +454,9 @@ def main(argv=None):
     jobs, notes = [], []
     if meta_problem:
         notes.append(meta_problem + ": figures are labelled 'not recorded'")
+    for b, c in sorted((meta.get("backings") or {}).items(), key=lambda kv: order_key(kv[0])):
+        if isinstance(c, dict) and c.get("status") not in ("ok", "measured"):
+            notes.append(f"backing {b} {c.get('status', '?')}: {c.get('reason') or 'no reason'}")
     if chase.ok:
         bk = " ".join(chase.backings())
         jobs.append(("latency", "latency.gp", chase, timing, bk, ""))
@@ -484,9 +495,8 @@ def main(argv=None):
     print(text_summary(run, caption, timing, sections, figures, notes))
     print(f"index: {os.path.join(run, 'index.html')}")
     if not a.no_link:
-        link = os.path.join(PLOTS, "latest")
-        link_latest(run, link)
-        print(f"plots/latest -> {os.readlink(link)}")
+        link_latest(run, a.link)
+        print(f"{os.path.relpath(a.link)} -> {os.readlink(a.link)}")
     return 1 if failed or (a.strict and noisy) else 0
 
 

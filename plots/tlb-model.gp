@@ -23,11 +23,12 @@ N_L1 = STATS_sum
 stats DATA using (hasval("", 10)) nooutput
 N_WALK = STATS_sum
 
-PANEL = "if (N > 0) { " . \
+want(b) = strcol(1) eq b && valid(COL)
+PANEL = "eval SELECT; if (N > 0 && NSEL > 0) { " . \
         "  set logscale x 2; set format x '%.0b %BB'; set xlabel 'working-set size (log2 scale)'; " . \
         "  set ylabel WHAT . ' per 1000 accesses (model)'; set yrange [0:*]; " . \
-        "  plot for [b in BACKINGS] DATA using 3:(strcol(1) eq b ? column(COL) : NaN) " . \
-        "    with linespoints lc rgb bcolor(b) dt bdash(b) pt bpoint(b) ps 0.6 lw 1.5 title b " . \
+        "  plot for [s in SEL] DATA using 3:(strcol(1) eq B(s) ? column(COL) : NaN) " . \
+        "    with linespoints lc rgb bcolor(B(s)) dt bdash(B(s)) pt bpoint(B(s)) ps 0.6 lw 1.5 title B(s) " . \
         "} else { " . \
         "  unset border; unset tics; unset xlabel; unset ylabel; set key off; set xrange [0:1]; set yrange [0:1]; " . \
         "  set label 85 'no model values for ' . WHAT . ' in ' . SOURCE at graph 0.5, graph 0.5 center font ',13'; " . \

@@ -24,11 +24,12 @@ SOURCENOTE = (N_DTLB + N_WALK > 0) ? \
     "columns dtlb_load_misses_per_1k and walks_per_1k are empty"
 
 # One panel; COL is the column, WHAT its name on the axis, N its row count.
-PANEL = "if (N > 0) { " . \
+want(b) = strcol(1) eq b && valid(COL)
+PANEL = "eval SELECT; if (N > 0 && NSEL > 0) { " . \
         "  set logscale x 2; set format x '%.0b %BB'; set xlabel 'working-set size (log2 scale)'; " . \
         "  set ylabel WHAT . ' per 1000 accesses'; set yrange [0:*]; " . \
-        "  plot for [b in BACKINGS] DATA using 3:(strcol(1) eq b ? column(COL) : NaN) " . \
-        "    with linespoints lc rgb bcolor(b) dt bdash(b) pt bpoint(b) ps 0.6 lw 1.5 title b " . \
+        "  plot for [s in SEL] DATA using 3:(strcol(1) eq B(s) ? column(COL) : NaN) " . \
+        "    with linespoints lc rgb bcolor(B(s)) dt bdash(B(s)) pt bpoint(B(s)) ps 0.6 lw 1.5 title B(s) " . \
         "} else { " . \
         "  unset border; unset tics; unset xlabel; unset ylabel; set xrange [0:1]; set yrange [0:1]; " . \
         "  set label 85 'no hardware counter for ' . WHAT . ' on this host' at graph 0.5, graph 0.55 center font ',13'; " . \

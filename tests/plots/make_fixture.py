@@ -65,7 +65,7 @@ def write_csv(path, hdr, rows):
 
 
 def make_run(name, meta, backings, wss_list, scale, walk_ns, counters, rng,
-             fault_scale, stream_ns_col):
+             fault_scale, stream_ns_col, skipped=None):
     d = os.path.join(HERE, name)
     os.makedirs(d, exist_ok=True)
     chase = []
@@ -135,8 +135,9 @@ def make_run(name, meta, backings, wss_list, scale, walk_ns, counters, rng,
             fault.append([b, pk, mode, fmt(us, 3), fmt(fpm, 6)])
     write_csv(os.path.join(d, "fault.csv"), FAULT_HDR, fault)
 
-    meta["backings"] = {b: {"status": "ok", "reason": "", "page_kb": pk}
+    meta["backings"] = {b: {"status": "measured", "reason": "", "page_kb": pk}
                         for b, pk in backings}
+    meta["backings"].update(skipped or {})
     with open(os.path.join(d, "meta.json"), "w") as f:
         json.dump(meta, f, indent=2)
         f.write("\n")
@@ -162,9 +163,12 @@ def main():
         "timing_source": "tcg",
         "hugepages": {"2048kB": {"total": 512, "free": 512},
                       "1048576kB": {"total": 2, "free": 2}},
-        "counters": {"dTLB-load-misses": {"available": False, "reason": no_pmu},
-                     "dtlb_load_misses.walk_completed":
-                         {"available": False, "reason": no_pmu}},
+        "counters": {"dTLB-load-misses": {"available": False, "reason": no_pmu,
+                                          "column": "dtlb_load_misses_per_1k"},
+                     "page-walks": {"available": False, "reason": no_pmu,
+                                    "column": "walks_per_1k"},
+                     "page-faults": {"available": True, "reason": "",
+                                     "column": "faults"}},
         "method": {"warmup": 1, "reps": 5, "seed": 1, "aslr_off": True,
                    "cpu_pinned": True, "timer_resolution_ns": 1},
         "model": {"preset": "skylake",
@@ -172,7 +176,9 @@ def main():
     }
     make_run("tcg", tcg, all_b, sizes(4 * KB, 256 * MB), scale=6.0,
              walk_ns=300.0, counters=False, rng=rng, fault_scale=14.0,
-             stream_ns_col=False)
+             stream_ns_col=False,
+             skipped={"memfd-1G": {"status": "skipped", "page_kb": 0,
+                                   "reason": "kernel lacks MFD_HUGE_1GB support for memfd"}})
 
     kvm = {
         "run_id": "20250114-120000-kvm-fixture",
@@ -187,9 +193,10 @@ def main():
         "timing_source": "kvm",
         "hugepages": {"2048kB": {"total": 1024, "free": 1024},
                       "1048576kB": {"total": 2, "free": 2}},
-        "counters": {"dTLB-load-misses": {"available": True, "reason": ""},
-                     "dtlb_load_misses.walk_completed":
-                         {"available": True, "reason": ""}},
+        "counters": {"dTLB-load-misses": {"available": True, "reason": "",
+                                          "column": "dtlb_load_misses_per_1k"},
+                     "ls_l1_d_tlb_miss.all_l2_miss": {"available": True, "reason": "",
+                                                      "column": "walks_per_1k"}},
         "method": {"warmup": 2, "reps": 11, "seed": 1, "aslr_off": True,
                    "cpu_pinned": True, "timer_resolution_ns": 1},
         # no "model" key on purpose: the plots must say it was not recorded

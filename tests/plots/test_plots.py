@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Tests for plots/: render the fixture runs and check what comes out.
+
+    python3 tests/plots/test_plots.py        (or: make test-plots)
+
+The fixtures under tests/plots/fixture/ are copied to a temporary folder and
+rendered there; the committed fixtures are never written.  fixture/tcg is a
+TCG guest without hardware counters and with every backing; fixture/kvm is a
+KVM guest with dTLB counters and no model geometry in meta.json.
+The last line printed is "N passed, N failed".
+"""
+import csv
+import html.parser
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+PLOTS = os.path.join(REPO, "plots")
+FIXTURE = os.path.join(HERE, "fixture")
+RENDER = os.path.join(PLOTS, "render.py")
+
+FIGURES = ["latency", "tlb", "tlb-model", "bandwidth", "faults"]
+TIMED = ["latency", "bandwidth", "faults"]  # figures drawn from timings
+TCG_NOTE = "TCG: emulated timing, not hardware"
+ICOUNT_NOTE = "instruction-count time (QEMU -icount), not hardware"
+NO_COUNTERS = "no hardware counters on this host"
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def render(run, *extra):
+    p = subprocess.run([sys.executable, RENDER, run, "--no-link", *extra],
+                       capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def backings(csv_path):
+    with open(csv_path, newline="") as f:
+        return sorted({r["backing"] for r in csv.DictReader(f)})
+
+
+def svg_text(path):
+    """All text of an SVG: <text> content and <title> of each plot group."""
+    root = ET.parse(path).getroot()
+    return "\n".join("".join(e.itertext()) for e in root.iter()
+                     if e.tag in (SVG_NS + "text", SVG_NS + "title"))
+
+
+def series_titles(path):
+    """Titles of the plotted series (gnuplot's <g id="gnuplot_plot_N"><title>)."""
+    root = ET.parse(path).getroot()
+    out = set()
+    for g in root.iter(SVG_NS + "g"):
+        if g.get("id", "").startswith("gnuplot_plot_"):
+            t = g.find(SVG_NS + "title")
+            # untitled series are called gnuplot_plot_N: not a backing
+            if t is not None and t.text and not t.text.startswith("gnuplot_plot_"):
+                out.add(t.text)
+    return out
+
+
+class Rendered(unittest.TestCase):
+    """Both fixtures rendered once into a temporary copy."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="plots-test-")
+        cls.runs, cls.results = {}, {}
+        for name in ("tcg", "kvm"):
+            run = os.path.join(cls.tmp, name)
+            shutil.copytree(os.path.join(FIXTURE, name), run)
+            cls.runs[name] = run
+            cls.results[name] = render(run)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def fig(self, run, name, ext="svg"):
+        return os.path.join(self.runs[run], f"{name}.{ext}")
+
+    def meta(self, run):
+        with open(os.path.join(self.runs[run], "meta.json")) as f:
+            return json.load(f)
+
+    # -- every figure, no gnuplot output
+
+    def test_render_succeeds_silently(self):
+        for run, (rc, out, err) in self.results.items():
+            with self.subTest(run=run):
+                self.assertEqual(rc, 0, out + err)
+                self.assertEqual(err, "", "gnuplot or render wrote to stderr")
+
+    def test_every_figure_in_svg_and_png(self):
+        for run in self.runs:
+            for name in FIGURES:
+                with self.subTest(run=run, figure=name):
+                    ET.parse(self.fig(run, name))  # well-formed SVG
+                    with open(self.fig(run, name, "png"), "rb") as f:
+                        self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_each_script_by_hand_is_silent(self):
+        # gnuplot -c plots/X.gp DATA OUT, no labels: nothing on stdout/stderr,
+        # and the backings are found in the data.
+        run = self.runs["tcg"]
+        data = {"latency": "chase.csv", "tlb": "chase.csv", "tlb-model": "chase.csv",
+                "bandwidth": "stream.csv", "faults": "fault.csv"}
+        for name, csvname in data.items():
+            with self.subTest(figure=name):
+                out = os.path.join(self.tmp, "byhand-" + name)
+                p = subprocess.run(["gnuplot", "-c", os.path.join(PLOTS, name + ".gp"),
+                                    os.path.join(run, csvname), out],
+                                   capture_output=True, text=True)
+                self.assertEqual((p.returncode, p.stdout + p.stderr), (0, ""))
+                self.assertTrue(os.path.getsize(out + ".png") > 0)
+                if name in ("latency", "tlb-model", "bandwidth", "faults"):
+                    self.assertLessEqual(set(backings(os.path.join(run, csvname))),
+                                         series_titles(out + ".svg"))
+
+    # -- a series for every backing present in the data
+
+    def check_series(self, run, name, csvname):
+        want = set(backings(os.path.join(self.runs[run], csvname)))
+        self.assertTrue(want)
+        got = series_titles(self.fig(run, name))
+        self.assertLessEqual(want, got, f"{name}: backings without a series")
+
+    def test_series_per_backing(self):
+        for run in self.runs:
+            for name, csvname in (("latency", "chase.csv"), ("tlb-model", "chase.csv"),
+                                  ("bandwidth", "stream.csv"), ("faults", "fault.csv")):
+                with self.subTest(run=run, figure=name):
+                    self.check_series(run, name, csvname)
+        self.check_series("kvm", "tlb", "chase.csv")  # measured counters
+
+    # -- labels
+
+    def test_tcg_label_on_timed_figures(self):
+        for name in TIMED:
+            with self.subTest(figure=name):
+                self.assertIn(TCG_NOTE, svg_text(self.fig("tcg", name)))
+                self.assertNotIn(TCG_NOTE, svg_text(self.fig("kvm", name)))
+
+    def test_caption_names_host_accel_kernel_series_profile(self):
+        for run in self.runs:
+            m = self.meta(run)
+            for name in FIGURES:
+                with self.subTest(run=run, figure=name):
+                    text = svg_text(self.fig(run, name))
+                    for want in (m["host_cpu"], "accelerator: " + m["qemu"]["accel"],
+                                 m["kernel"], m["series_id"], "profile: " + m["profile"]):
+                        self.assertIn(want, text)
+                    self.assertIn("source: ", text)
+
+    def test_no_counters_message_and_reason(self):
+        text = svg_text(self.fig("tcg", "tlb"))
+        self.assertIn(NO_COUNTERS, text)
+        reason = self.meta("tcg")["counters"]["page-walks"]["reason"]
+        self.assertIn(reason, text)
+        self.assertEqual(series_titles(self.fig("tcg", "tlb")), set())
+        self.assertNotIn(NO_COUNTERS, svg_text(self.fig("kvm", "tlb")))
+
+    def test_model_is_titled_as_model_with_geometry(self):
+        tcg = svg_text(self.fig("tcg", "tlb-model"))
+        self.assertIn("MODEL, not measured", tcg)
+        self.assertIn("skylake", tcg)
+        kvm = svg_text(self.fig("kvm", "tlb-model"))
+        self.assertIn("model geometry not recorded", kvm)
+
+    # -- summary
+
+    def test_index_html(self):
+        for run in self.runs:
+            with self.subTest(run=run):
+                with open(os.path.join(self.runs[run], "index.html")) as f:
+                    page = f.read()
+                html.parser.HTMLParser().feed(page)
+                for name in FIGURES:
+                    self.assertIn(f'src="{name}.svg"', page)
+                for want in ("Run metadata", "Latency at the largest working set",
+                             "Page walks saved against devzero",
+                             "Fault cost relative to devzero",
+                             "devhugetlb vs maphugetlb vs hugetlbfs",
+                             self.meta(run)["run_id"]):
+                    self.assertIn(want, page)
+        with open(os.path.join(self.runs["tcg"], "index.html")) as f:
+            page = f.read()
+        self.assertIn(TCG_NOTE, page)
+        self.assertIn("Page walks saved against devzero (MODEL)", page)
+        self.assertIn("memfd-1G skipped", page)
+        with open(os.path.join(self.runs["kvm"], "index.html")) as f:
+            self.assertIn("Page walks saved against devzero (measured)", f.read())
+
+    def test_terminal_summary(self):
+        out = self.results["tcg"][1]
+        for want in ("Latency at the largest working set", "devzero", "MODEL",
+                     "demand vs devzero", "vs devhugetlb", TCG_NOTE):
+            self.assertIn(want, out)
+        self.assertIn("measured", self.results["kvm"][1])
+
+    def test_committed_fixture_untouched(self):
+        for name in ("tcg", "kvm"):
+            self.assertEqual(sorted(os.listdir(os.path.join(FIXTURE, name))),
+                             ["chase.csv", "fault.csv", "meta.json", "stream.csv"])
+
+
+class Variants(unittest.TestCase):
+    """Edge cases, each on its own copy of the TCG fixture."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="plots-test-")
+        self.run = os.path.join(self.tmp, "run")
+        shutil.copytree(os.path.join(FIXTURE, "tcg"), self.run)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def edit_meta(self, **kv):
+        path = os.path.join(self.run, "meta.json")
+        with open(path) as f:
+            m = json.load(f)
+        m.update(kv)
+        with open(path, "w") as f:
+            json.dump(m, f)
+
+    def test_missing_csvs_are_skipped_with_a_note(self):
+        os.remove(os.path.join(self.run, "stream.csv"))
+        os.remove(os.path.join(self.run, "fault.csv"))
+        rc, out, err = render(self.run)
+        self.assertEqual((rc, err), (0, ""))
+        self.assertTrue(os.path.exists(os.path.join(self.run, "latency.svg")))
+        self.assertFalse(os.path.exists(os.path.join(self.run, "bandwidth.svg")))
+        self.assertIn("bandwidth skipped: stream.csv missing", out)
+        with open(os.path.join(self.run, "index.html")) as f:
+            self.assertIn("faults skipped: fault.csv missing", f.read())
+
+    def test_icount_label(self):
+        self.edit_meta(timing_source="icount")
+        rc, out, err = render(self.run)
+        self.assertEqual((rc, err), (0, ""))
+        text = svg_text(os.path.join(self.run, "latency.svg"))
+        self.assertIn(ICOUNT_NOTE, text)
+        self.assertNotIn(TCG_NOTE, text)
+
+    def test_native_run_without_meta_extras(self):
+        path = os.path.join(self.run, "meta.json")
+        with open(path) as f:
+            m = json.load(f)
+        for k in ("model", "counters", "backings"):
+            m.pop(k)
+        m.update(qemu=None, mode="native", timing_source="native")
+        with open(path, "w") as f:
+            json.dump(m, f)
+        rc, out, err = render(self.run)
+        self.assertEqual((rc, err), (0, ""))
+        self.assertIn("accelerator: none (native)", svg_text(os.path.join(self.run, "latency.svg")))
+        self.assertIn("model geometry not recorded",
+                      svg_text(os.path.join(self.run, "tlb-model.svg")))
+
+    def test_backing_missing_some_rows(self):
+        # devzero lost its setup rows and its stride rows: still no warnings.
+        for name, drop in (("fault.csv", "setup"), ("stream.csv", "stride")):
+            path = os.path.join(self.run, name)
+            with open(path) as f:
+                lines = f.readlines()
+            with open(path, "w") as f:
+                f.writelines(l for l in lines
+                             if not (l.startswith("devzero,") and f",{drop}," in l))
+        rc, out, err = render(self.run)
+        self.assertEqual((rc, err), (0, ""))
+
+    def test_latest_link(self):
+        link = os.path.join(self.tmp, "latest")
+        p = subprocess.run([sys.executable, RENDER, self.run, "--link", link],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(os.path.realpath(link), os.path.realpath(self.run))
+        self.assertTrue(os.path.exists(os.path.join(link, "index.html")))
+
+
+def main():
+    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
+    result = unittest.TextTestRunner(verbosity=2).run(suite)
+    failed = len(result.failures) + len(result.errors)
+    print(f"{result.testsRun - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
