@@ -36,8 +36,12 @@ $(BENCH_TOOLS): bench/benchtool.c bench/stats.c bench/tlbmodel.c \
 .PHONY: bench-bins bench-guest bench-native test-bench
 bench-bins: $(BENCH_BINS) $(BENCH_TOOLS)
 
+# KERNEL and INITRAMFS, when the top-level Makefile passes them, choose
+# what run-qemu.sh boots (its defaults otherwise).
 bench-guest: $(BENCH_BINS)
-	python3 bench/run.py --mode guest --profile $(PROFILE)
+	python3 bench/run.py --mode guest --profile $(PROFILE) \
+		$(if $(KERNEL),--kernel $(KERNEL)) \
+		$(if $(INITRAMFS),--initrd $(INITRAMFS))
 
 bench-native: $(BENCH_BINS)
 	python3 bench/run.py --mode native --profile $(PROFILE)

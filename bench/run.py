@@ -460,6 +460,8 @@ def main(argv=None):
     ap.add_argument("--results-dir", default=os.path.join(ROOT, "results"))
     ap.add_argument("--bindir", default=os.path.join(ROOT, "build", "bench"))
     ap.add_argument("--run-qemu", default=os.path.join(ROOT, "run-qemu.sh"))
+    ap.add_argument("--kernel", help="guest: bzImage for run-qemu.sh")
+    ap.add_argument("--initrd", help="guest: initramfs for run-qemu.sh")
     ap.add_argument("--qemu-arg", action="append", default=[],
                     help="extra run-qemu.sh argument (repeatable)")
     ap.add_argument("--no-1g", action="store_true",
@@ -484,6 +486,10 @@ def main(argv=None):
         if p["hugepages_1g"]:
             cmd += ["--hugepages-1g", str(p["hugepages_1g"])]
         cmd += ["--mem", p["mem"], "--timeout", str(p["timeout"])]
+        if args.kernel:
+            cmd += ["--kernel", args.kernel]
+        if args.initrd:
+            cmd += ["--initrd", args.initrd]
         cmd += args.qemu_arg + ["--", "sh", "-c", script]
         cmds = [cmd]
     else:
