@@ -97,8 +97,14 @@ def profile(name, mode, mem_available=None):
         }
     else:
         raise ValueError("unknown profile %r" % name)
-    # Backings run one at a time and unmap before the next, so the pools
-    # need one working set each (plus slack for the kernel's own use).
+    return size_pools(p)
+
+
+def size_pools(p):
+    """Pools and guest memory for p["max_bytes"].  Backings run one at a
+    time and unmap before the next, so each pool needs one working set
+    (plus slack); the guest also needs a 4K working set, the chase's order
+    arrays and room for the initramfs."""
     p["hugepages"] = -(-p["max_bytes"] // (2 * MB)) + 8
     p["hugepages_1g"] = -(-p["max_bytes"] // GB)
     p["mem"] = "%dM" % ((p["hugepages"] * 2 * MB + p["hugepages_1g"] * GB +
@@ -466,6 +472,8 @@ def main(argv=None):
                     help="extra run-qemu.sh argument (repeatable)")
     ap.add_argument("--no-1g", action="store_true",
                     help="do not preallocate 1 GB pages")
+    ap.add_argument("--sizes", help="override the profile's working sets "
+                    "(chase and stream), e.g. 1G or 16K,6M,1G")
     ap.add_argument("--dry-run", action="store_true")
     args = ap.parse_args(argv)
 
@@ -473,7 +481,19 @@ def main(argv=None):
     p = profile(args.profile, args.mode, mem_available())
     host = cpu_info()
     preset = args.model or model_preset(host)
-    if args.no_1g:
+    if args.sizes:
+        top = max(size_bytes(x) for x in args.sizes.split(","))
+        for b in ("chase", "stream"):
+            a = [x for x in p[b]]
+            for opt in ("--sizes", "--min", "--max"):
+                if opt in a:
+                    i = a.index(opt)
+                    del a[i:i + 2]
+            p[b] = ["--sizes", args.sizes] + a
+        p["max_bytes"] = max(top, size_bytes(p["fault"][1].split(",")[-1]))
+        size_pools(p)
+    if args.no_1g or (args.backings and not any(
+            b.endswith("-1G") for b in args.backings.split(","))):
         p["hugepages_1g"] = 0
 
     if args.mode == "guest":
