@@ -58,12 +58,12 @@ do for [fmt in OUTFMTS] {
     eval UNSET_HEAD
     # Right: the page-stride kernel.
     set key off
-    set lmargin at screen 0.66; set rmargin at screen 0.98
+    set lmargin at screen 0.70; set rmargin at screen 0.98
     set xrange [0.5:NB + 0.5]
     set xtics () rotate by 35 right scale 0
     do for [i=1:NB] { set xtics add (word(BACKINGS, i) i) }
     set boxwidth 0.7 absolute
-    set ylabel (STRIDECOL > 0 ? "ns per access (per page)" : "GB/s (gb_per_s)") . ", stride kernel: one read per 4 KB page"
+    set ylabel (STRIDECOL > 0 ? "ns per access (per page)" : "GB/s (gb_per_s)") . ", stride: 1 read per 4 KB page"
     plot for [s in SEL_STRIDE] DATA using (int(s)):(strcol(1) eq B(s) && atwss("stride") ? \
             (STRIDECOL > 0 ? column(STRIDECOL) : $5) : NaN) \
         with boxes lc rgb bcolor(B(s)) fs solid fill(B(s)) title B(s)

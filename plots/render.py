@@ -175,7 +175,7 @@ def labels(meta):
         if model.get("source"):
             geometry += f" (source: {model['source']})"
     else:
-        geometry = "model geometry not recorded"
+        geometry = ""  # tlb-model.gp then says "model geometry not recorded"
     return caption, timing, note, geometry, bool(have)
 
 
@@ -297,7 +297,7 @@ def headlines(chase, fault, meta):
 
 
 def text_summary(run, caption, timing, sections, figures, notes):
-    lines = [f"run {run}", "  " + caption]
+    lines = [f"run {run}"] + ["  " + c for c in caption.split("\n")]
     if timing:
         lines.append("  " + timing)
     for title, note, header, rows in sections:
@@ -345,8 +345,8 @@ def meta_value(v):
         if not v:
             return "{}"
         return "; ".join(f"{k}: {meta_value(x)}" for k, x in v.items())
-    if v is None:
-        return "null"
+    if v is None or isinstance(v, bool):
+        return json.dumps(v)
     return str(v)
 
 
@@ -378,7 +378,8 @@ def write_index(run, meta, meta_problem, caption, timing, sections, figures, not
     title = f"TLB benchmark run {meta.get('run_id') or os.path.basename(run)}"
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
-           f"<h1>{esc(title)}</h1>", f'<p class="caption">{esc(caption)}</p>']
+           f"<h1>{esc(title)}</h1>",
+           f'<p class="caption">{"<br>".join(esc(c) for c in caption.split(chr(10)))}</p>']
     if timing:
         out.append(f'<p class="timing">{esc(timing)}</p>')
 
@@ -399,7 +400,7 @@ def write_index(run, meta, meta_problem, caption, timing, sections, figures, not
                    f'<a href="{esc(name)}.svg">svg</a> · <a href="{esc(name)}.png">png</a>'
                    "</figcaption></figure>")
 
-    out.append("<h2>Run metadata</h2>")
+    out.append('<h2 id="meta">Run metadata</h2>')
     if meta_problem:
         out.append(f'<p class="note">{esc(meta_problem)}</p>')
     rows = [[k, meta_value(v)] for k, v in meta.items()
@@ -461,6 +462,9 @@ def main(argv=None):
         bk = " ".join(chase.backings())
         jobs.append(("latency", "latency.gp", chase, timing, bk, ""))
         jobs.append(("tlb", "tlb.gp", chase, "", bk, counters_note))
+        presets = sorted({r.get("model_preset") for r in chase.rows} - {None, ""})
+        if not geometry and presets:
+            geometry = " / ".join(presets) + " (from chase.csv model_preset; meta.json has no model)"
         if chase.has("model_l1_misses_per_1k") or chase.has("model_walks_per_1k"):
             jobs.append(("tlb-model", "tlb-model.gp", chase, "", bk, geometry))
         else:

@@ -12,9 +12,9 @@
 FIG_W = 1200; FIG_H = 620
 FIGTITLE = "MODEL, not measured: L1 dTLB misses and page walks per 1000 accesses"
 call ARG0[1:strlen(ARG0)-strlen("tlb-model.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6
-GEOMETRY = EXTRA ne "" ? EXTRA : "model geometry not recorded"
-# The model is arithmetic on the working-set size, not a timing: no timing note.
-TIMING = "model geometry: " . GEOMETRY
+# The model is arithmetic on the working-set size, not a timing: no timing
+# note; the line under the title names the geometry instead.
+TIMING = EXTRA ne "" ? "model geometry: " . EXTRA : "model geometry not recorded"
 TIMINGCOLOR = "#444444"
 SOURCENOTE = "x = wss_bytes, y = model_l1_misses_per_1k (left), model_walks_per_1k (right), computed by the benchmark"
 
