@@ -13,7 +13,7 @@
 
 FIG_W = 1300; FIG_H = 640
 FIGTITLE = "Stream bandwidth per kernel and backing; page-stride read cost"
-call ARG0[1:strlen(ARG0)-strlen("bandwidth.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6
+call ARG0[1:strlen(ARG0)-strlen("bandwidth.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8
 STRIDECOL = EXTRA ne "" ? int(EXTRA) : 0
 
 stats DATA using 3 nooutput
@@ -28,10 +28,10 @@ SOURCENOTE = "rows with wss_bytes = " . WSSTXT . " (largest in file); left y = g
     (STRIDECOL > 0 ? "column " . STRIDECOL . " (ns per access) of the stride rows" : "gb_per_s of the stride rows")
 
 # Backings with read/write/copy rows at WSS (left) and stride rows (right).
-want(b) = strcol(1) eq b && column(3) == WSS && kidx(strcol(4)) > 0 && valid(5)
+want(b) = isb(b) && column(3) == WSS && kidx(strcol(4)) > 0 && valid(5)
 eval SELECT
 SEL_RWC = SEL
-want(b) = strcol(1) eq b && atwss("stride") && valid(STRIDECOL > 0 ? STRIDECOL : 5)
+want(b) = isb(b) && atwss("stride") && valid(STRIDECOL > 0 ? STRIDECOL : 5)
 eval SELECT
 SEL_STRIDE = SEL
 fill(b) = is1g(b) ? 0.45 : 0.85
@@ -53,7 +53,7 @@ do for [fmt in OUTFMTS] {
     set ylabel "GB/s (gb_per_s) at " . WSSTXT
     set key at screen 0.475, screen 0.83 left top vertical title "backing"
     plot for [s in SEL_RWC] DATA using (kidx(strcol(4)) + xoff(int(s))):( \
-            strcol(1) eq B(s) && column(3) == WSS && kidx(strcol(4)) > 0 ? $5 : NaN) \
+            isb(B(s)) && column(3) == WSS && kidx(strcol(4)) > 0 ? $5 : NaN) \
         with boxes lc rgb bcolor(B(s)) fs solid fill(B(s)) title B(s)
     eval UNSET_HEAD
     # Right: the page-stride kernel.
@@ -64,7 +64,7 @@ do for [fmt in OUTFMTS] {
     do for [i=1:NB] { set xtics add (word(BACKINGS, i) i) }
     set boxwidth 0.7 absolute
     set ylabel (STRIDECOL > 0 ? "ns per access (per page)" : "GB/s (gb_per_s)") . ", stride: 1 read per 4 KB page"
-    plot for [s in SEL_STRIDE] DATA using (int(s)):(strcol(1) eq B(s) && atwss("stride") ? \
+    plot for [s in SEL_STRIDE] DATA using (int(s)):(isb(B(s)) && atwss("stride") ? \
             (STRIDECOL > 0 ? column(STRIDECOL) : $5) : NaN) \
         with boxes lc rgb bcolor(B(s)) fs solid fill(B(s)) title B(s)
     unset multiplot

@@ -2,7 +2,7 @@
 #
 # Each figure script is run as
 #
-#   gnuplot -c plots/FIG.gp DATA OUT [CAPTION [TIMING [BACKINGS [EXTRA]]]]
+#   gnuplot -c plots/FIG.gp DATA OUT [CAPTION [TIMING [BACKINGS [EXTRA [HOPCOL HOP]]]]]
 #
 #   DATA      the run's CSV (chase.csv, stream.csv or fault.csv); the figure is
 #             drawn straight from it, so it can be redrawn from the run folder.
@@ -15,18 +15,20 @@
 #   BACKINGS  space-separated backings to draw, in order.  Empty: every known
 #             backing that has rows in DATA.
 #   EXTRA     figure specific; see the header of each figure script.
+#   HOPCOL HOP  chase figures only: draw just the rows whose column number
+#             HOPCOL holds HOP (chase.csv's "hop": line or page).  Empty: all.
 #
 # Every argument is data: nothing here evaluates a caller's string as code.
 # The figure script sets FIG_W, FIG_H (pixels) before loading this file and
 # then draws once per format:
 #
-#   call DIR."common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6   (load would drop the ARGs)
+#   call DIR."common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8   (load would drop the ARGs)
 #   do for [fmt in OUTFMTS] {
 #       eval TERM(fmt); eval SET_HEAD; set output OUTSTEM.".".fmt; plot ...
 #   }
 
 if (ARGC < 2) {
-    exit error "usage: gnuplot -c plots/FIG.gp DATA OUT [CAPTION [TIMING [BACKINGS [EXTRA]]]]"
+    exit error "usage: gnuplot -c plots/FIG.gp DATA OUT [CAPTION [TIMING [BACKINGS [EXTRA [HOPCOL HOP]]]]]"
 }
 DATA = ARG1
 OUT = ARG2
@@ -35,6 +37,15 @@ CAPTION = ARG3 ne "" ? ARG3 : \
 TIMING = ARG4
 BACKINGS = ARG5
 EXTRA = ARG6
+HOPCOL = ARG7 ne "" ? int(ARG7) : 0
+HOP = ARG8
+HOPTEXT = HOP eq "line" ? "hop = line: one access per 64 B line" : \
+          HOP eq "page" ? "hop = page: one access per 4 KB page" : "hop = " . HOP
+HOPTITLE = HOPCOL > 0 ? " (" . HOPTEXT . ")" : ""
+HOPSOURCE = HOPCOL > 0 ? "; rows with hop = " . HOP : ""
+# A row of the chosen hop (any row without one); a row of backing b too.
+hopok(dummy) = HOPCOL == 0 || strcol(HOPCOL) eq HOP
+isb(b) = strcol(1) eq b && hopok(0)
 
 # Output formats from OUT's ending.
 ends(s, t) = strlen(s) >= strlen(t) && s[strlen(s)-strlen(t)+1:] eq t
@@ -75,7 +86,7 @@ KNOWN = "devzero hugetlbfs shm devhugetlb maphugetlb memfd thp " . \
 # Without a BACKINGS argument, keep the known backings that have rows.
 if (BACKINGS eq "") {
     do for [b in KNOWN] {
-        stats DATA using (strcol(1) eq b ? 1 : 0) nooutput
+        stats DATA using (isb(b) ? 1 : 0) nooutput
         if (STATS_sum > 0) { BACKINGS = BACKINGS . b . " " }
     }
 }
@@ -88,7 +99,7 @@ B(s) = word(BACKINGS, int(s))
 
 # Rows in DATA where column c (a number) holds a value, for backing b ("" = any).
 # Used as: stats DATA using (hasval(b, c)) nooutput; then STATS_sum.
-hasval(b, c) = (b eq "" || strcol(1) eq b) && valid(c) ? 1 : 0
+hasval(b, c) = (b eq "" ? hopok(0) : isb(b)) && valid(c) ? 1 : 0
 
 # Look: light grid, ticks out, thin border.
 set grid xtics ytics mxtics lc rgb "#d8d8d8" lw 1 dt 1
@@ -105,10 +116,10 @@ set errorbars small
 # FIGTITLE and SOURCENOTE, then evals SET_HEAD per format (and UNSET_HEAD after
 # the first panel of a multiplot so the heading is drawn once).
 TIMINGCOLOR = "#B00000"
-SET_HEAD = "set label 81 FIGTITLE at screen 0.5, screen 1 - 20.0 / FIG_H center font ',15' front; " . \
+SET_HEAD = "set label 81 FIGTITLE . HOPTITLE at screen 0.5, screen 1 - 20.0 / FIG_H center font ',15' front; " . \
            "set label 82 CAPTION at screen 0.5, screen 1 - 42.0 / FIG_H center font ',11' front; " . \
            "set label 83 TIMING at screen 0.5, screen 1 - 78.0 / FIG_H center font ',12' tc rgb TIMINGCOLOR front; " . \
-           "set label 84 'source: ' . SOURCE . ': ' . SOURCENOTE at screen 0.01, screen 14.0 / FIG_H font ',9' front"
+           "set label 84 'source: ' . SOURCE . ': ' . SOURCENOTE . HOPSOURCE at screen 0.01, screen 14.0 / FIG_H font ',9' front"
 UNSET_HEAD = "unset label 81; unset label 82; unset label 83; unset label 84"
 set tmargin 7
 set bmargin 5

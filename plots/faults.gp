@@ -13,14 +13,14 @@
 FIG_W = 1300; FIG_H = 900
 FIGTITLE = "Page-fault cost per MB (demand vs populate) and mmap setup cost, by backing"
 SOURCENOTE = "x = backing; y = us_per_mb (cost panels) and faults_per_mb, rows by mode"
-call ARG0[1:strlen(ARG0)-strlen("faults.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6
+call ARG0[1:strlen(ARG0)-strlen("faults.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8
 
 # y of backing B(s)'s row in mode m from column c, else NaN (missing).
-yof(s, m, c) = strcol(1) eq B(s) && strcol(3) eq m ? column(c) : NaN
+yof(s, m, c) = isb(B(s)) && strcol(3) eq m ? column(c) : NaN
 fill(b) = is1g(b) ? 0.45 : 0.85
 # Which backings have rows for each mode and column (see SELECT in common.gp).
 M = "demand"; C = 4
-want(b) = strcol(1) eq b && strcol(3) eq M && valid(C) && (C == 4 || column(C) > 0)
+want(b) = isb(b) && strcol(3) eq M && valid(C) && (C == 4 || column(C) > 0)
 eval SELECT; SEL_DEM_US = SEL
 M = "populate"; eval SELECT; SEL_POP_US = SEL
 M = "setup"; eval SELECT; SEL_SET_US = SEL

@@ -6,11 +6,15 @@
 # DATA is chase.csv (backing,page_kb,wss_bytes,ns_per_access,ns_min,ns_max,...);
 # columns 3..6 are used.  One line per backing, bars from ns_min to ns_max
 # around ns_per_access.  Arguments are described in plots/common.gp.
+#
+# chase.csv from bench/ has a "hop" column (line|page): add HOPCOL HOP to draw
+# one kind, e.g. ... "" "" "" "" 11 page (render.py does, naming the page
+# figure latency-page); without them rows of both kinds share one line.
 
 FIG_W = 1100; FIG_H = 680
 FIGTITLE = "Pointer-chase latency per access, by backing"
 SOURCENOTE = "x = wss_bytes, y = ns_per_access, bars = ns_min..ns_max"
-call ARG0[1:strlen(ARG0)-strlen("latency.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6
+call ARG0[1:strlen(ARG0)-strlen("latency.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8
 
 set logscale x 2
 set format x "%.0b %BB"
@@ -21,7 +25,7 @@ set ylabel "ns per access (log scale)"
 set key outside right top vertical title "backing"
 set rmargin 18
 
-want(b) = strcol(1) eq b && valid(4)
+want(b) = isb(b) && valid(4)
 eval SELECT
 if (NSEL == 0) { exit error "latency.gp: no ns_per_access values in " . DATA }
 
@@ -29,7 +33,7 @@ do for [fmt in OUTFMTS] {
     eval TERM(fmt)
     eval SET_HEAD
     set output OUTSTEM . "." . fmt
-    plot for [s in SEL] DATA using 3:(strcol(1) eq B(s) ? $4 : NaN):5:6 with yerrorlines \
+    plot for [s in SEL] DATA using 3:(isb(B(s)) ? $4 : NaN):5:6 with yerrorlines \
         lc rgb bcolor(B(s)) dt bdash(B(s)) pt bpoint(B(s)) ps 0.6 lw 1.5 title B(s)
     unset output
 }

@@ -104,11 +104,21 @@ class Table:
     def ok(self):
         return self.problem is None
 
-    def backings(self):
-        return sorted({r["backing"] for r in self.rows}, key=order_key)
+    def backings(self, rows=None):
+        return sorted({r["backing"] for r in (self.rows if rows is None else rows)},
+                      key=order_key)
 
-    def has(self, col):
-        return any(fnum(r.get(col)) is not None for r in self.rows)
+    def has(self, col, rows=None):
+        return any(fnum(r.get(col)) is not None
+                   for r in (self.rows if rows is None else rows))
+
+    def hops(self):
+        """chase.csv's hop kinds, line first: [(hop, rows)]; [("", rows)] without a hop column."""
+        if "hop" not in self.header:
+            return [("", self.rows)]
+        kinds = sorted({r.get("hop", "") for r in self.rows},
+                       key=lambda h: (h != "line", h != "page", h))
+        return [(h, [r for r in self.rows if r.get("hop", "") == h]) for h in kinds]
 
     def col_number(self, col):
         return self.header.index(col) + 1 if col in self.header else 0
@@ -174,6 +184,13 @@ def labels(meta):
         geometry = str(model["preset"])
         if model.get("source"):
             geometry += f" (source: {model['source']})"
+    elif isinstance(meta.get("tlb_model"), dict) and meta["tlb_model"].get("preset"):
+        # bench/ records it as tlb_model {preset, warm_accesses, counted_accesses}
+        t = meta["tlb_model"]
+        geometry = f"{t['preset']} (meta.json tlb_model; geometry cited in bench/tlbmodel.c"
+        if t.get("counted_accesses"):
+            geometry += f"; {t['counted_accesses']} accesses counted"
+        geometry += ")"
     else:
         geometry = ""  # tlb-model.gp then says "model geometry not recorded"
     return caption, timing, note, geometry, bool(have)
@@ -219,39 +236,50 @@ def headlines(chase, fault, meta):
     """Sections of (title, note, header, rows); every number names its source."""
     out = []
     if chase.ok:
-        lat = at_largest(chase.rows, "ns_per_access")
+        for hop, rows in chase.hops():
+            out += chase_headlines(chase, rows, hop, meta)
+    out += fault_headlines(fault)
+    return out
+
+
+def chase_headlines(chase, crow, hop, meta):
+    out = []
+    at_hop = f", hop {hop}" if hop else ""
+    src_hop = f", rows with hop = {hop}" if hop else ""
+    if True:
+        lat = at_largest(crow, "ns_per_access")
         rows = []
         for b in sorted(lat, key=order_key):
             w, v = lat[b]
-            lo = value_at(chase.rows, b, w, "ns_min")
-            hi = value_at(chase.rows, b, w, "ns_max")
+            lo = value_at(crow, b, w, "ns_min")
+            hi = value_at(crow, b, w, "ns_max")
             rows.append([b, fmt_bytes(w), fmt_num(v, "ns"),
                          f"{fmt_num(lo)}..{fmt_num(hi)}"])
-        out.append(("Latency at the largest working set",
+        out.append(("Latency at the largest working set" + at_hop,
                     "chase.csv: ns_per_access (min..max from ns_min, ns_max) at each "
-                    "backing's largest wss_bytes",
+                    "backing's largest wss_bytes" + src_hop,
                     ["backing", "working set", "ns/access", "min..max"], rows))
 
-        measured = chase.has("walks_per_1k")
+        measured = chase.has("walks_per_1k", crow)
         col = "walks_per_1k" if measured else "model_walks_per_1k"
         kind = "measured" if measured else "MODEL"
         rows = []
-        if "devzero" in lat and chase.has(col):
-            base_w = at_largest([r for r in chase.rows if r["backing"] == "devzero"], col)
-            for b in chase.backings():
-                pk = page_kb(chase.rows, b, meta)
+        if "devzero" in lat and chase.has(col, crow):
+            base_w = at_largest([r for r in crow if r["backing"] == "devzero"], col)
+            for b in chase.backings(crow):
+                pk = page_kb(crow, b, meta)
                 if b == "devzero" or not pk or pk <= 4:
                     continue
                 # Compare at the largest size both backings reached.
-                common = {fnum(r["wss_bytes"]) for r in chase.rows
+                common = {fnum(r["wss_bytes"]) for r in crow
                           if r["backing"] == b and fnum(r.get(col)) is not None}
-                common &= {fnum(r["wss_bytes"]) for r in chase.rows
+                common &= {fnum(r["wss_bytes"]) for r in crow
                            if r["backing"] == "devzero" and fnum(r.get(col)) is not None}
                 if not common:
                     continue
                 w = max(common)
-                d0 = value_at(chase.rows, "devzero", w, col)
-                v = value_at(chase.rows, b, w, col)
+                d0 = value_at(crow, "devzero", w, col)
+                v = value_at(crow, b, w, col)
                 pct = f"{100.0 * (d0 - v) / d0:.0f}%" if d0 else "n/a"
                 rows.append([b, fmt_bytes(w), fmt_num(d0), fmt_num(v), fmt_num(d0 - v), pct,
                              kind])
@@ -261,10 +289,15 @@ def headlines(chase, fault, meta):
                 rows = []
         else:
             note = f"chase.csv: no devzero baseline or no {col} values"
-        out.append((f"Page walks saved against devzero ({kind})", note,
+        out.append((f"Page walks saved against devzero{at_hop} ({kind})", note + src_hop,
                     ["backing", "working set", "devzero walks/1k", "backing walks/1k",
                      "saved/1k", "saved", "source"], rows))
 
+    return out
+
+
+def fault_headlines(fault):
+    out = []
     if fault.ok:
         def us(b, mode):
             vals = [fnum(r["us_per_mb"]) for r in fault.rows
@@ -374,6 +407,16 @@ FIGURE_TEXT = {
 }
 
 
+def figure_text(name):
+    """Caption of a figure; "latency-page" is latency's, for the page hop."""
+    for base in sorted(FIGURE_TEXT, key=len, reverse=True):
+        if name == base:
+            return FIGURE_TEXT[base]
+        if name.startswith(base + "-"):
+            return f"{FIGURE_TEXT[base]} Rows with hop = {name[len(base) + 1:]}."
+    return ""
+
+
 def write_index(run, meta, meta_problem, caption, timing, sections, figures, notes):
     title = f"TLB benchmark run {meta.get('run_id') or os.path.basename(run)}"
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -396,7 +439,7 @@ def write_index(run, meta, meta_problem, caption, timing, sections, figures, not
     for name in figures:
         out.append(f'<figure id="{esc(name)}"><a href="{esc(name)}.png">'
                    f'<img src="{esc(name)}.svg" alt="{esc(name)} figure"></a>'
-                   f"<figcaption><b>{esc(name)}</b>: {esc(FIGURE_TEXT.get(name, ''))} "
+                   f"<figcaption><b>{esc(name)}</b>: {esc(figure_text(name))} "
                    f'<a href="{esc(name)}.svg">svg</a> · <a href="{esc(name)}.png">png</a>'
                    "</figcaption></figure>")
 
@@ -459,16 +502,21 @@ def main(argv=None):
         if isinstance(c, dict) and c.get("status") not in ("ok", "measured"):
             notes.append(f"backing {b} {c.get('status', '?')}: {c.get('reason') or 'no reason'}")
     if chase.ok:
-        bk = " ".join(chase.backings())
-        jobs.append(("latency", "latency.gp", chase, timing, bk, ""))
-        jobs.append(("tlb", "tlb.gp", chase, "", bk, counters_note))
         presets = sorted({r.get("model_preset") for r in chase.rows} - {None, ""})
         if not geometry and presets:
-            geometry = " / ".join(presets) + " (from chase.csv model_preset; meta.json has no model)"
-        if chase.has("model_l1_misses_per_1k") or chase.has("model_walks_per_1k"):
-            jobs.append(("tlb-model", "tlb-model.gp", chase, "", bk, geometry))
-        else:
-            notes.append("tlb-model skipped: chase.csv has no model values")
+            geometry = " / ".join(presets) + " (from chase.csv model_preset)"
+        # One set of chase figures per hop kind: line gets the plain names.
+        for n, (hop, rows) in enumerate(chase.hops()):
+            sfx = f"-{hop}" if n else ""
+            bk = " ".join(chase.backings(rows))
+            hopargs = [chase.col_number("hop"), hop] if hop else []
+            jobs.append(("latency" + sfx, "latency.gp", chase, timing, bk, "", *hopargs))
+            jobs.append(("tlb" + sfx, "tlb.gp", chase, "", bk, counters_note, *hopargs))
+            if chase.has("model_l1_misses_per_1k", rows) or chase.has("model_walks_per_1k", rows):
+                jobs.append(("tlb-model" + sfx, "tlb-model.gp", chase, "", bk, geometry,
+                             *hopargs))
+            else:
+                notes.append(f"tlb-model{sfx} skipped: chase.csv has no model values")
     else:
         notes.append(f"latency, tlb and tlb-model skipped: {chase.problem}")
     if stream.ok:
@@ -482,9 +530,9 @@ def main(argv=None):
         notes.append(f"faults skipped: {fault.problem}")
 
     figures, failed, noisy = [], False, False
-    for name, script, table, tnote, bk, extra in jobs:
+    for name, script, table, tnote, bk, extra, *hopargs in jobs:
         rc, text = run_gnuplot(script, [table.path, os.path.join(run, name),
-                                        caption, tnote, bk, extra])
+                                        caption, tnote, bk, extra, *hopargs])
         if text:
             noisy = True
             print(f"render: gnuplot {script}:\n{text}", file=sys.stderr)

@@ -8,10 +8,14 @@
 # These are computed by the benchmark from a TLB geometry, not measured.
 # GEOMETRY (EXTRA) names it, e.g. "skylake (source: ...)"; plots/render.py takes
 # it from meta.json "model" and says "model geometry not recorded" without it.
+#
+# chase.csv from bench/ has a "hop" column (line|page): add HOPCOL HOP to draw
+# one kind, e.g. ... "" "" "" "" 11 page (render.py does, naming the page
+# figure tlb-model-page); without them rows of both kinds share one line.
 
 FIG_W = 1200; FIG_H = 620
 FIGTITLE = "MODEL, not measured: L1 dTLB misses and page walks per 1000 accesses"
-call ARG0[1:strlen(ARG0)-strlen("tlb-model.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6
+call ARG0[1:strlen(ARG0)-strlen("tlb-model.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8
 # The model is arithmetic on the working-set size, not a timing: no timing
 # note; the line under the title names the geometry instead.
 TIMING = EXTRA ne "" ? "model geometry: " . EXTRA : "model geometry not recorded"
@@ -23,11 +27,11 @@ N_L1 = STATS_sum
 stats DATA using (hasval("", 10)) nooutput
 N_WALK = STATS_sum
 
-want(b) = strcol(1) eq b && valid(COL)
+want(b) = isb(b) && valid(COL)
 PANEL = "eval SELECT; if (N > 0 && NSEL > 0) { " . \
         "  set logscale x 2; set format x '%.0b %BB'; set xlabel 'working-set size (log2 scale)'; " . \
         "  set ylabel WHAT . ' per 1000 accesses (model)'; set yrange [0:*]; " . \
-        "  plot for [s in SEL] DATA using 3:(strcol(1) eq B(s) ? column(COL) : NaN) " . \
+        "  plot for [s in SEL] DATA using 3:(isb(B(s)) ? column(COL) : NaN) " . \
         "    with linespoints lc rgb bcolor(B(s)) dt bdash(B(s)) pt bpoint(B(s)) ps 0.6 lw 1.5 title B(s) " . \
         "} else { " . \
         "  unset border; unset tics; unset xlabel; unset ylabel; set key off; set xrange [0:1]; set yrange [0:1]; " . \

@@ -9,10 +9,14 @@
 # host has none, why not (plots/render.py takes it from meta.json "counters").
 # When neither column holds a value the figure says so in words instead of
 # drawing empty axes; the modelled curves are in tlb-model.gp.
+#
+# chase.csv from bench/ has a "hop" column (line|page): add HOPCOL HOP to draw
+# one kind, e.g. ... "" "" "" "" 11 page (render.py does, naming the page
+# figure tlb-page); without them rows of both kinds share one line.
 
 FIG_W = 1200; FIG_H = 620
 FIGTITLE = "Measured dTLB misses and page walks per 1000 accesses"
-call ARG0[1:strlen(ARG0)-strlen("tlb.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6
+call ARG0[1:strlen(ARG0)-strlen("tlb.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8
 COUNTERS = EXTRA ne "" ? EXTRA : "meta.json not read (run plots/render.py for the reason)"
 
 stats DATA using (hasval("", 7)) nooutput
@@ -24,11 +28,11 @@ SOURCENOTE = (N_DTLB + N_WALK > 0) ? \
     "columns dtlb_load_misses_per_1k and walks_per_1k are empty"
 
 # One panel; COL is the column, WHAT its name on the axis, N its row count.
-want(b) = strcol(1) eq b && valid(COL)
+want(b) = isb(b) && valid(COL)
 PANEL = "eval SELECT; if (N > 0 && NSEL > 0) { " . \
         "  set logscale x 2; set format x '%.0b %BB'; set xlabel 'working-set size (log2 scale)'; " . \
         "  set ylabel WHAT . ' per 1000 accesses'; set yrange [0:*]; " . \
-        "  plot for [s in SEL] DATA using 3:(strcol(1) eq B(s) ? column(COL) : NaN) " . \
+        "  plot for [s in SEL] DATA using 3:(isb(B(s)) ? column(COL) : NaN) " . \
         "    with linespoints lc rgb bcolor(B(s)) dt bdash(B(s)) pt bpoint(B(s)) ps 0.6 lw 1.5 title B(s) " . \
         "} else { " . \
         "  unset border; unset tics; unset xlabel; unset ylabel; set xrange [0:1]; set yrange [0:1]; " . \

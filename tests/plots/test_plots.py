@@ -119,6 +119,9 @@ class Rendered(unittest.TestCase):
                                    capture_output=True, text=True)
                 self.assertEqual((p.returncode, p.stdout + p.stderr), (0, ""))
                 self.assertTrue(os.path.getsize(out + ".png") > 0)
+                self.assertIn("unlabelled", svg_text(out + ".svg"))
+                if name == "tlb-model":
+                    self.assertIn("model geometry not recorded", svg_text(out + ".svg"))
                 if name in ("latency", "tlb-model", "bandwidth", "faults"):
                     self.assertLessEqual(set(backings(os.path.join(run, csvname))),
                                          series_titles(out + ".svg"))
@@ -170,8 +173,20 @@ class Rendered(unittest.TestCase):
         tcg = svg_text(self.fig("tcg", "tlb-model"))
         self.assertIn("MODEL, not measured", tcg)
         self.assertIn("skylake", tcg)
+        # kvm's meta.json has bench/'s tlb_model key instead of model
         kvm = svg_text(self.fig("kvm", "tlb-model"))
-        self.assertIn("model geometry not recorded", kvm)
+        self.assertIn("model geometry: zen3 (meta.json tlb_model", kvm)
+
+    def test_one_set_of_chase_figures_per_hop(self):
+        for name in ("latency", "tlb", "tlb-model"):
+            with self.subTest(figure=name):
+                line = svg_text(self.fig("kvm", name))
+                page = svg_text(self.fig("kvm", name + "-page"))
+                self.assertIn("hop = line: one access per 64 B line", line)
+                self.assertIn("hop = page: one access per 4 KB page", page)
+                self.assertIn("rows with hop = page", page)
+                self.assertFalse(os.path.exists(self.fig("tcg", name + "-page")))
+        self.check_series("kvm", "latency-page", "chase.csv")
 
     # -- summary
 
@@ -192,10 +207,12 @@ class Rendered(unittest.TestCase):
         with open(os.path.join(self.runs["tcg"], "index.html")) as f:
             page = f.read()
         self.assertIn(TCG_NOTE, page)
-        self.assertIn("Page walks saved against devzero (MODEL)", page)
+        self.assertIn("Page walks saved against devzero, hop line (MODEL)", page)
         self.assertIn("memfd-1G skipped", page)
         with open(os.path.join(self.runs["kvm"], "index.html")) as f:
-            self.assertIn("Page walks saved against devzero (measured)", f.read())
+            page = f.read()
+        for hop in ("line", "page"):  # kvm has both hop kinds
+            self.assertIn(f"Page walks saved against devzero, hop {hop} (measured)", page)
 
     def test_terminal_summary(self):
         out = self.results["tcg"][1]
@@ -260,7 +277,7 @@ class Variants(unittest.TestCase):
         rc, out, err = render(self.run)
         self.assertEqual((rc, err), (0, ""))
         self.assertIn("accelerator: none (native)", svg_text(os.path.join(self.run, "latency.svg")))
-        self.assertIn("model geometry not recorded",
+        self.assertIn("model geometry: skylake (from chase.csv model_preset)",
                       svg_text(os.path.join(self.run, "tlb-model.svg")))
 
     def test_backing_missing_some_rows(self):
