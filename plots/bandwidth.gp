@@ -36,6 +36,14 @@ eval SELECT
 SEL_STRIDE = SEL
 fill(b) = is1g(b) ? 0.45 : 0.85
 
+# Plot clauses (see CLAUSE in common.gp); s runs over a selection.
+RWC = "DATA using (kidx(strcol(4)) + xoff(int(s))):" . \
+      "(isb(B(s)) && column(3) == WSS && kidx(strcol(4)) > 0 ? $5 : NaN) " . \
+      "with boxes lc rgb bcolor(B(s)) fs solid fill(B(s)) title B(s)"
+STRIDE = "DATA using (int(s)):(isb(B(s)) && atwss('stride') ? " . \
+         "(STRIDECOL > 0 ? column(STRIDECOL) : $5) : NaN) " . \
+         "with boxes lc rgb bcolor(B(s)) fs solid fill(B(s)) title B(s)"
+
 set style fill solid 0.85 border lc rgb "#333333"
 set boxwidth BW * 0.95 absolute
 
@@ -52,9 +60,9 @@ do for [fmt in OUTFMTS] {
     set yrange [0:*]
     set ylabel "GB/s (gb_per_s) at " . WSSTXT
     set key at screen 0.475, screen 0.83 left top vertical title "backing"
-    plot for [s in SEL_RWC] DATA using (kidx(strcol(4)) + xoff(int(s))):( \
-            isb(B(s)) && column(3) == WSS && kidx(strcol(4)) > 0 ? $5 : NaN) \
-        with boxes lc rgb bcolor(B(s)) fs solid fill(B(s)) title B(s)
+    CLAUSES = CLAUSE("SEL_RWC", RWC)
+    NOTE = "no read, write or copy rows at " . WSSTXT
+    eval PLOT_OR_NOTE
     eval UNSET_HEAD
     # Right: the page-stride kernel.
     set key off
@@ -64,9 +72,9 @@ do for [fmt in OUTFMTS] {
     do for [i=1:NB] { set xtics add (word(BACKINGS, i) i) }
     set boxwidth 0.7 absolute
     set ylabel (STRIDECOL > 0 ? "ns per access (per page)" : "GB/s (gb_per_s)") . ", stride: 1 read per 4 KB page"
-    plot for [s in SEL_STRIDE] DATA using (int(s)):(isb(B(s)) && atwss("stride") ? \
-            (STRIDECOL > 0 ? column(STRIDECOL) : $5) : NaN) \
-        with boxes lc rgb bcolor(B(s)) fs solid fill(B(s)) title B(s)
+    CLAUSES = CLAUSE("SEL_STRIDE", STRIDE)
+    NOTE = "no stride rows at " . WSSTXT
+    eval PLOT_OR_NOTE
     unset multiplot
     set xtics norotate
     set lmargin -1; set rmargin 5; set tmargin 6; set bmargin 5

@@ -130,6 +130,20 @@ set rmargin 5
 # space-separated positions in BACKINGS (as used by word()) of those that do,
 # NSEL their count.  Plotting only these keeps gnuplot from warning about a
 # series with no points when a backing lacks, say, setup rows.
+#
+# gnuplot runs the body of an empty "plot for" once (and then complains), so a
+# panel whose selections may be empty joins clause strings instead: CLAUSE()
+# gives "for [s in SELNAME] BODY, " or "" when that selection is empty, and
+# PLOT_OR_NOTE plots the joined clauses, or writes NOTE when all are empty.
+# The strings are fixed text from the figure scripts, never from arguments.
+CLAUSE(selname, body) = words(value(selname)) == 0 ? "" : "for [s in " . selname . "] " . body . ", "
+PLOT_OR_NOTE = "if (strlen(CLAUSES) > 0) { eval 'plot ' . CLAUSES[1:strlen(CLAUSES) - 2] } else { " . \
+    "set label 89 NOTE at graph 0.5, graph 0.5 center; set yrange [0:1]; unset logscale y; " . \
+    "plot 2 notitle; unset label 89 }"
+# y from 0 for column COL of the chosen hop; [0:1] when every value is 0
+# (an all-zero autoscaled range makes gnuplot warn).
+YFROM0 = "stats DATA using (hopok(0) && valid(COL) ? column(COL) : 0) nooutput; " . \
+         "if (STATS_max > 0) { set yrange [0:*] } else { set yrange [0:1] }"
 SELECT = "SEL = ''; do for [i_=1:NB] { " . \
          "stats DATA using (want(word(BACKINGS, i_)) ? 1 : 0) nooutput; " . \
          "if (STATS_sum > 0) { SEL = SEL . i_ . ' ' } }; NSEL = words(SEL)"

@@ -28,6 +28,20 @@ C = 5
 M = "demand"; eval SELECT; SEL_DEM_N = SEL
 M = "populate"; eval SELECT; SEL_POP_N = SEL
 
+# Plot clauses (see CLAUSE in common.gp); s runs over a selection.
+DEMAND_US = "DATA using (int(s) - 0.2):(yof(s, 'demand', 4)) with boxes " . \
+            "lc rgb bcolor(B(s)) fs solid fill(B(s)) title B(s)"
+POPULATE_US = "DATA using (int(s) + 0.2):(yof(s, 'populate', 4)) with boxes " . \
+              "lc rgb bcolor(B(s)) fs pattern 4 notitle"
+KEYNOTE = "keyentry with boxes lc rgb '#777777' fs solid 0.85 title 'demand: solid', " . \
+          "keyentry with boxes lc rgb '#777777' fs pattern 4 title 'populate: hatched', "
+DEMAND_N = "DATA using (int(s) - 0.2):(yof(s, 'demand', 5)) with boxes " . \
+           "lc rgb bcolor(B(s)) fs solid fill(B(s)) notitle"
+POPULATE_N = "DATA using (int(s) + 0.2):(yof(s, 'populate', 5)) with boxes " . \
+             "lc rgb bcolor(B(s)) fs pattern 4 notitle"
+SETUP_US = "DATA using (int(s)):(yof(s, 'setup', 4)) with boxes " . \
+           "lc rgb bcolor(B(s)) fs solid fill(B(s)) notitle"
+
 set style fill solid 0.85 border lc rgb "#333333"
 AXES = "set border 3; set xtics border out nomirror () rotate by 35 right scale 0 font ',10'; " . \
        "set ytics border out nomirror; do for [i=1:NB] { set xtics add (word(BACKINGS, i) i) }; " . \
@@ -48,12 +62,10 @@ do for [fmt in OUTFMTS] {
     set ylabel "us per MB (us_per_mb)"
     set title "fault cost: demand (solid) vs populate (hatched)" font ",11"
     set key at screen 0.62, screen 0.44 left top vertical maxrows 9 title "backing" font ",11"
-    plot for [s in SEL_DEM_US] DATA using (int(s) - 0.2):(yof(s, "demand", 4)) with boxes \
-             lc rgb bcolor(B(s)) fs solid fill(B(s)) title B(s), \
-         for [s in SEL_POP_US] DATA using (int(s) + 0.2):(yof(s, "populate", 4)) with boxes \
-             lc rgb bcolor(B(s)) fs pattern 4 notitle, \
-         keyentry with boxes lc rgb "#777777" fs solid 0.85 title "demand: solid", \
-         keyentry with boxes lc rgb "#777777" fs pattern 4 title "populate: hatched"
+    CLAUSES = CLAUSE("SEL_DEM_US", DEMAND_US) . CLAUSE("SEL_POP_US", POPULATE_US)
+    CLAUSES = CLAUSES . (strlen(CLAUSES) > 0 ? KEYNOTE : "")
+    NOTE = "no demand or populate us_per_mb rows"
+    eval PLOT_OR_NOTE
     eval UNSET_HEAD
     set key off
     # Top right: how many faults that took.
@@ -63,10 +75,9 @@ do for [fmt in OUTFMTS] {
     set format y "%g"
     set ylabel "faults per MB (faults_per_mb, log scale)"
     set title "faults taken: demand (solid) vs populate (hatched)"
-    plot for [s in SEL_DEM_N] DATA using (int(s) - 0.2):(yof(s, "demand", 5)) with boxes \
-             lc rgb bcolor(B(s)) fs solid fill(B(s)) notitle, \
-         for [s in SEL_POP_N] DATA using (int(s) + 0.2):(yof(s, "populate", 5)) with boxes \
-             lc rgb bcolor(B(s)) fs pattern 4 notitle
+    CLAUSES = CLAUSE("SEL_DEM_N", DEMAND_N) . CLAUSE("SEL_POP_N", POPULATE_N)
+    NOTE = "no faults counted (faults_per_mb empty or 0)"
+    eval PLOT_OR_NOTE
     unset logscale y
     # Bottom left: mmap + munmap, nothing touched.
     set lmargin at screen 0.08; set rmargin at screen 0.48
@@ -75,8 +86,9 @@ do for [fmt in OUTFMTS] {
     set boxwidth 0.7 absolute
     set ylabel "us per MB mapped (us_per_mb, mode setup)"
     set title "mmap + munmap setup cost"
-    plot for [s in SEL_SET_US] DATA using (int(s)):(yof(s, "setup", 4)) with boxes \
-             lc rgb bcolor(B(s)) fs solid fill(B(s)) notitle
+    CLAUSES = CLAUSE("SEL_SET_US", SETUP_US)
+    NOTE = "no setup rows"
+    eval PLOT_OR_NOTE
     unset multiplot
     unset title
     unset output

@@ -31,7 +31,7 @@ SOURCENOTE = (N_DTLB + N_WALK > 0) ? \
 want(b) = isb(b) && valid(COL)
 PANEL = "eval SELECT; if (N > 0 && NSEL > 0) { " . \
         "  set logscale x 2; set format x '%.0b %BB'; set xlabel 'working-set size (log2 scale)'; " . \
-        "  set ylabel WHAT . ' per 1000 accesses'; set yrange [0:*]; " . \
+        "  set ylabel WHAT . ' per 1000 accesses'; eval YFROM0; " . \
         "  plot for [s in SEL] DATA using 3:(isb(B(s)) ? column(COL) : NaN) " . \
         "    with linespoints lc rgb bcolor(B(s)) dt bdash(B(s)) pt bpoint(B(s)) ps 0.6 lw 1.5 title B(s) " . \
         "} else { " . \

@@ -292,6 +292,26 @@ class Variants(unittest.TestCase):
         rc, out, err = render(self.run)
         self.assertEqual((rc, err), (0, ""))
 
+    def test_zero_counts_and_empty_panels(self):
+        # As bench/ writes them: populate takes 0 counted faults, small sweeps
+        # model no walks at all, and no backing has stride rows.
+        def rewrite(name, fix):
+            path = os.path.join(self.run, name)
+            with open(path, newline="") as f:
+                rows = list(csv.DictReader(f))
+                hdr = list(rows[0].keys())
+            with open(path, "w", newline="") as f:
+                w = csv.DictWriter(f, hdr, lineterminator="\n")
+                w.writeheader()
+                w.writerows(r for r in map(fix, rows) if r)
+        rewrite("fault.csv", lambda r: dict(r, faults_per_mb="0.000")
+                if r["mode"] == "populate" else r)
+        rewrite("chase.csv", lambda r: dict(r, model_walks_per_1k="0.000"))
+        rewrite("stream.csv", lambda r: None if r["kernel"] == "stride" else r)
+        rc, out, err = render(self.run)
+        self.assertEqual((rc, err), (0, ""))
+        self.assertIn("no stride rows", svg_text(os.path.join(self.run, "bandwidth.svg")))
+
     def test_latest_link(self):
         link = os.path.join(self.tmp, "latest")
         p = subprocess.run([sys.executable, RENDER, self.run, "--link", link],
