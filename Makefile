@@ -1,0 +1,67 @@
+# /dev/hugetlb: the kernel series and the TLB benchmark suite that measures it.
+#
+#   make bench        build what is missing, run the quick profile in the guest,
+#                     render the figures (PROFILE=full for the long run)
+#   make test         host unit tests, then the kselftests in the guest
+#   make help         every target
+#
+# Data flows one way: kernel/patches -> build/kernel/bzImage ->
+# build/initramfs.cpio -> run-qemu.sh -> results/<run-id>/ -> plots.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+PROFILE ?= quick
+export PROFILE
+
+# DEBUG=1 builds and tests the debug kernel variant instead.
+ifeq ($(DEBUG),1)
+KERNEL_VARIANT := bzImage-debug
+KERNEL_CONFIGS := --config kernel/config/base.config --config kernel/config/debug.config
+INITRAMFS := build/initramfs-debug.cpio
+else
+KERNEL_VARIANT := bzImage
+KERNEL_CONFIGS := --config kernel/config/base.config
+INITRAMFS := build/initramfs.cpio
+endif
+KERNEL := build/kernel/$(KERNEL_VARIANT)
+
+include bench/bench.mk
+include plots/plots.mk
+
+.PHONY: help deps kernel initramfs test bench checkpatch clean
+
+help:
+	@echo "make deps         install missing Debian packages (apt-get; needs root)"
+	@echo "make kernel       extract linux-source-6.12, apply kernel/patches, build bzImage (cached)"
+	@echo "make initramfs    busybox, kselftests, benchmarks and perf for the guest"
+	@echo "make test         host unit tests + kselftests in the guest (DEBUG=1: debug kernel)"
+	@echo "make bench        quick profile in the guest, then figures (PROFILE=full|quick|tiny)"
+	@echo "make bench-native the same benchmarks on this host's kernel"
+	@echo "make plots        render results/latest (RUN=results/<id> for another run)"
+	@echo "make checkpatch   scripts/checkpatch.pl --strict on every patch"
+	@echo "./run-qemu.sh --help   boot the guest by hand"
+
+deps:
+	@scripts/deps.sh
+
+# kernel/build.sh decides from a hash of tarball, series and config
+# fragments whether anything needs building, so this target always asks it.
+kernel: deps
+	@kernel/build.sh --variant $(KERNEL_VARIANT) $(KERNEL_CONFIGS)
+
+# Cheap (a cpio of ~40 MB), so rebuilt whenever asked for.
+initramfs: kernel $(BENCH_BINS)
+	@kernel/initramfs/build.sh $(INITRAMFS) "$$(dirname "$$(readlink -f $(KERNEL))")/selftests" $(BENCH_BINS)
+
+test: deps
+	@python3 tests/run.py --kernel $(KERNEL) --initrd $(INITRAMFS) --variant $(KERNEL_VARIANT) --make-args "DEBUG=$(DEBUG)"
+
+bench: deps kernel initramfs
+	@$(MAKE) --no-print-directory bench-guest KERNEL=$(KERNEL) INITRAMFS=$(INITRAMFS)
+	@$(MAKE) --no-print-directory plots
+
+checkpatch: deps
+	@kernel/checkpatch.sh
+
+clean:
+	rm -rf build plots/latest

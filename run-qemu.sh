@@ -1,0 +1,259 @@
+#!/bin/bash
+# Boot the project's kernel in QEMU with huge pages preallocated and run a job.
+#
+#   ./run-qemu.sh [options] [-- CMD [ARGS...]]
+#
+# Without "-- CMD" the guest runs its default job, the kselftests in
+# /selftests (kernel/initramfs/run-selftests).  With it, CMD runs instead as
+# root with /add first on PATH; its output streams to our stdout and we exit
+# with its status.  See `./run-qemu.sh --help` and docs/interfaces.md.
+#
+# Exit status beyond CMD's own: 2 bad usage, 120 huge pages not preallocated,
+# 124 guest timed out, 125 kernel panic/oops/BUG/WARNING, 126 guest died
+# without reporting a status.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+
+usage() {
+	cat <<'EOF'
+usage: run-qemu.sh [options] [--shell | -- CMD [ARGS...]]
+
+  --hugepages N       2 MB huge pages to preallocate (default 64)
+  --hugepages-1g N    1 GB huge pages to preallocate (default 0)
+  --mem SIZE          guest memory, QEMU syntax (default 2G, or 4+N G with
+                      --hugepages-1g N)
+  --smp N             guest CPUs (default 1)
+  --kernel PATH       bzImage to boot (default build/kernel/bzImage)
+  --initrd PATH       base initramfs (default build/initramfs.cpio)
+  --accel kvm|tcg     default: kvm only if /proc/cpuinfo shows vmx or svm and
+                      /dev/kvm opens read-write, else tcg
+  --icount            -icount shift=0: guest time counts instructions (tcg only)
+  --add FILE          copy FILE into the guest's /add (repeatable; keeps modes)
+  --timeout SECONDS   kill a guest that runs longer (default 900)
+  --console-log PATH  keep the kernel console here (default build/console.log)
+  --shell             interactive shell on the guest console
+  --dry-run           print the QEMU command line and the guest job, run nothing
+  -- CMD [ARGS...]    run CMD in the guest instead of the default job
+EOF
+}
+
+die_usage() {
+	echo "run-qemu.sh: $*" >&2
+	echo "run-qemu.sh: try --help" >&2
+	exit 2
+}
+
+need_arg() {
+	[ "$#" -ge 2 ] || die_usage "$1 needs a value"
+}
+
+need_uint() {
+	[[ "$2" =~ ^[0-9]+$ ]] || die_usage "$1 wants a whole number, got '$2'"
+}
+
+hugepages=64
+hugepages_1g=0
+mem=
+smp=1
+kernel="$here/build/kernel/bzImage"
+initrd="$here/build/initramfs.cpio"
+accel=
+icount=0
+timeout_s=900
+console_log="$here/build/console.log"
+shell=0
+dry_run=0
+adds=()
+cmd=()
+
+while [ "$#" -gt 0 ]; do
+	case "$1" in
+	--hugepages) need_arg "$@"; need_uint "$1" "$2"; hugepages=$2; shift 2 ;;
+	--hugepages-1g) need_arg "$@"; need_uint "$1" "$2"; hugepages_1g=$2; shift 2 ;;
+	--mem) need_arg "$@"; mem=$2; shift 2 ;;
+	--smp) need_arg "$@"; need_uint "$1" "$2"; smp=$2; shift 2 ;;
+	--kernel) need_arg "$@"; kernel=$2; shift 2 ;;
+	--initrd) need_arg "$@"; initrd=$2; shift 2 ;;
+	--accel) need_arg "$@"; accel=$2; shift 2 ;;
+	--icount) icount=1; shift ;;
+	--add) need_arg "$@"; adds+=("$2"); shift 2 ;;
+	--timeout) need_arg "$@"; need_uint "$1" "$2"; timeout_s=$2; shift 2 ;;
+	--console-log) need_arg "$@"; console_log=$2; shift 2 ;;
+	--shell) shell=1; shift ;;
+	--dry-run) dry_run=1; shift ;;
+	-h|--help) usage; exit 0 ;;
+	--) shift; cmd=("$@"); break ;;
+	*) die_usage "unknown option '$1'" ;;
+	esac
+done
+
+[ "$smp" -ge 1 ] || die_usage "--smp must be at least 1"
+[ "$shell" = 1 ] && [ "${#cmd[@]}" -gt 0 ] && die_usage "--shell and -- CMD exclude each other"
+[ -f "$kernel" ] || die_usage "no kernel at $kernel: run 'make kernel' or pass --kernel PATH"
+[ -f "$initrd" ] || die_usage "no initramfs at $initrd: run 'make initramfs' or pass --initrd PATH"
+for f in "${adds[@]}"; do
+	[ -f "$f" ] || die_usage "--add $f: no such file"
+done
+# 1 GB pages are carved out at boot from 1 GB-aligned free RAM, which
+# QEMU's pc layout only offers above 4 GB, and the top of that holds the
+# kernel's early allocations: 4 GB plus one per page always fits.  TCG
+# backs guest RAM lazily, so the unused gigabytes cost the host nothing.
+if [ -z "$mem" ]; then
+	if [ "$hugepages_1g" -gt 0 ]; then
+		mem="$((4 + hugepages_1g))G"
+	else
+		mem=2G
+	fi
+fi
+command -v qemu-system-x86_64 >/dev/null ||
+	die_usage "qemu-system-x86_64 not found: run 'make deps' (Debian package qemu-system-x86)"
+
+# /dev/kvm alone proves nothing: on a nested PVM host it opens and
+# KVM_CREATE_VM works, yet guests hang.  Hardware virtualisation shows in
+# the CPU flags (shared/docs/machine.md).
+# The tests point these two at fakes.
+cpuinfo=${RUN_QEMU_CPUINFO:-/proc/cpuinfo}
+kvm_dev=${RUN_QEMU_KVM_DEV:-/dev/kvm}
+kvm_usable() {
+	# -e first: <> would create a missing file.
+	grep -qwE 'vmx|svm' "$cpuinfo" && [ -e "$kvm_dev" ] &&
+		(exec 3<>"$kvm_dev") 2>/dev/null
+}
+
+case "$accel" in
+"") if kvm_usable; then accel=kvm; else accel=tcg; fi ;;
+kvm) kvm_usable || echo "run-qemu.sh: warning: --accel kvm without vmx/svm in /proc/cpuinfo: the guest may hang" >&2 ;;
+tcg) ;;
+*) die_usage "--accel wants kvm or tcg, got '$accel'" ;;
+esac
+if [ "$icount" = 1 ] && [ "$accel" = kvm ]; then
+	die_usage "--icount needs TCG: add --accel tcg"
+fi
+
+# The series id is written beside the bzImage by kernel/build.sh.
+series=unknown
+if [ -f "$kernel.series" ]; then
+	series=$(cat "$kernel.series")
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/run-qemu.XXXXXX")
+qemu_pid=
+cleanup() {
+	if [ -n "$qemu_pid" ]; then
+		kill "$qemu_pid" 2>/dev/null || true
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Quote one word for the guest's busybox sh.
+shquote() {
+	printf "'%s'" "${1//\'/\'\\\'\'}"
+}
+
+# A second cpio archive appended to the base one carries /add and the job.
+mkdir -p "$work/root/add" "$work/root/job"
+for f in "${adds[@]}"; do
+	cp -p "$f" "$work/root/add/"
+done
+{
+	echo "export HUGETLB_ACCEL=$accel"
+	echo "export HUGETLB_ICOUNT=$icount"
+	echo "export HUGETLB_SERIES=$(shquote "$series")"
+} >"$work/root/job/env"
+if [ "$shell" = 1 ]; then
+	: >"$work/root/job/shell"
+elif [ "${#cmd[@]}" -gt 0 ]; then
+	for w in "${cmd[@]}"; do
+		printf '%s ' "$(shquote "$w")"
+	done >"$work/root/job/cmd"
+	echo >>"$work/root/job/cmd"
+fi
+(cd "$work/root" && find . | cpio --quiet -o -H newc -R 0:0) >"$work/job.cpio"
+cat "$initrd" "$work/job.cpio" >"$work/initrd.cpio"
+
+append="console=ttyS0 panic=-1 rdinit=/init"
+append+=" hugepagesz=2M hugepages=$hugepages"
+if [ "$hugepages_1g" -gt 0 ]; then
+	append+=" hugepagesz=1G hugepages=$hugepages_1g"
+fi
+
+qemu=(qemu-system-x86_64 -nodefaults -no-reboot -display none
+	-m "$mem" -smp "$smp" -kernel "$kernel" -initrd "$work/initrd.cpio"
+	-append "$append")
+if [ "$accel" = kvm ]; then
+	# -cpu host passes the vPMU through, so the guest sees real counters.
+	qemu+=(-accel kvm -cpu host)
+else
+	# "max" has pdpe1gb, so 1 GB pages work under TCG too.
+	qemu+=(-accel tcg -cpu max)
+fi
+if [ "$icount" = 1 ]; then
+	qemu+=(-icount shift=0)
+fi
+
+if [ "$dry_run" = 1 ]; then
+	echo "accel: $accel"
+	printf '%q ' "${qemu[@]}"
+	echo
+	for f in "$work/root/job/"*; do
+		echo "$f:" | sed "s|^$work/root||"
+		cat "$f"
+	done
+	exit 0
+fi
+mkdir -p "$(dirname "$console_log")"
+if [ "$shell" = 1 ]; then
+	# ttyS0 is both console and shell; Ctrl-A X quits QEMU.
+	qemu+=(-serial mon:stdio)
+	"${qemu[@]}"
+	exit 0
+fi
+# ttyS0 carries the kernel console to a file; ttyS1 carries the job's output
+# to our stdout, so the two never interleave.
+qemu+=(-serial "file:$console_log" -chardev stdio,id=job,signal=off
+	-serial chardev:job)
+
+console_tail() {
+	echo "---- last 40 console lines ($console_log) ----" >&2
+	tail -n 40 "$console_log" | tr -d '\r' >&2
+}
+
+start=$SECONDS
+"${qemu[@]}" </dev/null &
+qemu_pid=$!
+while kill -0 "$qemu_pid" 2>/dev/null; do
+	if [ $((SECONDS - start)) -ge "$timeout_s" ]; then
+		kill "$qemu_pid" 2>/dev/null || true
+		wait "$qemu_pid" 2>/dev/null || true
+		qemu_pid=
+		echo "run-qemu.sh: guest still running after ${timeout_s}s: killed (raise --timeout if the job is just slow)" >&2
+		console_tail
+		exit 124
+	fi
+	sleep 0.2
+done
+qemu_rc=0
+wait "$qemu_pid" || qemu_rc=$?
+qemu_pid=
+
+console=$(tr -d '\r' <"$console_log")
+if grep -qE 'Kernel panic|Oops|BUG:|WARNING:|general protection fault|UBSAN:|KASAN|circular locking dependency|Bad page' <<<"$console"; then
+	echo "run-qemu.sh: the kernel reported a panic, oops, BUG or WARNING" >&2
+	console_tail
+	exit 125
+fi
+if grep -q '^@@hugetlb-guest-hugepages ' <<<"$console"; then
+	grep '^@@hugetlb-guest-hugepages ' <<<"$console" | sed 's/^@@hugetlb-guest-hugepages /run-qemu.sh: /' >&2
+	echo "run-qemu.sh: huge pages could not be preallocated, so nothing was run: give the guest more memory (--mem) or ask for fewer pages" >&2
+	exit 120
+fi
+status=$(sed -n 's/^@@hugetlb-guest-exit \([0-9]*\)$/\1/p' <<<"$console" | tail -n 1)
+if [ -z "$status" ]; then
+	echo "run-qemu.sh: the guest stopped without reporting an exit status (QEMU exit $qemu_rc)" >&2
+	console_tail
+	exit 126
+fi
+exit "$status"

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""`make test`: every test of the project, ending with `N passed, N failed`.
+
+Stages, in order; a stage that cannot run counts as failed, never as passed:
+  1. host unit tests (tests/host, and the bench and plots suites);
+  2. build the kernel and initramfs (`make kernel initramfs`);
+  3. checkpatch --strict on every patch of the series;
+  4. the guest runner's own behaviour (exit status, --add, pool shortfall,
+     timeout), each a short boot;
+  5. the kselftests in the guest: hugetlb_dev and the upstream hugetlb tests,
+     with a pool check around each;
+  6. the benchmark suite's guest test (tests/bench/guest_test.sh).
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SUMMARY = re.compile(r"^(?:\w+: )?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$")
+# The guest test pool: 256 x 2 MB covers the 256 MB upstream tests; one
+# 1 GB page gives /dev/hugetlb-1048576kB something to map.
+GUEST_POOL = ["--hugepages", "256", "--hugepages-1g", "1"]
+
+
+class Tally:
+    def __init__(self):
+        self.passed = self.failed = self.skipped = 0
+        self.failures = []
+
+    def record(self, name, ok, detail="", skipped=False):
+        if skipped:
+            self.skipped += 1
+            print("SKIP %s: %s" % (name, detail), flush=True)
+        elif ok:
+            self.passed += 1
+            print("PASS %s%s" % (name, ": " + detail if detail else ""), flush=True)
+        else:
+            self.failed += 1
+            self.failures.append(name)
+            print("FAIL %s%s" % (name, ": " + detail if detail else ""), flush=True)
+
+    def add_counts(self, name, passed, failed, skipped=0):
+        self.passed += passed
+        self.failed += failed
+        self.skipped += skipped
+        if failed:
+            self.failures.append(name)
+        print("%s %s: %d passed, %d failed, %d skipped"
+              % ("FAIL" if failed else "PASS", name, passed, failed, skipped), flush=True)
+
+
+def run(argv, timeout=None, **kw):
+    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, **kw)
+
+
+def host_unit_tests(tally):
+    suite = unittest.defaultTestLoader.discover(os.path.join(ROOT, "tests", "host"),
+                                                top_level_dir=ROOT)
+    result = unittest.TextTestRunner(stream=sys.stdout, verbosity=1).run(suite)
+    bad = len(result.failures) + len(result.errors)
+    tally.add_counts("host unit tests (tests/host)", result.testsRun - bad - len(result.skipped),
+                     bad, len(result.skipped))
+
+
+def suite_with_summary(tally, name, argv, timeout):
+    """Run a suite that ends with its own `N passed, N failed` line."""
+    print("== %s" % name, flush=True)
+    try:
+        r = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        tally.record(name, False, "no result within %ds" % timeout)
+        return
+    sys.stdout.write(r.stdout)
+    for line in reversed(r.stdout.splitlines()):
+        m = SUMMARY.match(line.strip())
+        if m:
+            failed = int(m.group(2))
+            if r.returncode != 0 and failed == 0:
+                failed = 1
+            tally.add_counts(name, int(m.group(1)), failed, int(m.group(3) or 0))
+            return
+    tally.record(name, False, "exit %d and no 'N passed, N failed' line" % r.returncode)
+
+
+def build(tally, make_args):
+    print("== building kernel and initramfs", flush=True)
+    start = time.time()
+    r = subprocess.run(["make", "--no-print-directory", "kernel", "initramfs"] + make_args,
+                       cwd=ROOT)
+    tally.record("build kernel and initramfs", r.returncode == 0,
+                 "%.0fs" % (time.time() - start))
+    return r.returncode == 0
+
+
+def checkpatch(tally):
+    r = run(["kernel/checkpatch.sh"])
+    for line in r.stdout.splitlines():
+        m = re.match(r"checkpatch: (clean|NOT clean): (\S+)", line)
+        if m:
+            tally.record("checkpatch --strict %s" % m.group(2), m.group(1) == "clean")
+    if r.returncode != 0 and "NOT clean" not in r.stdout:
+        tally.record("checkpatch", False, (r.stdout + r.stderr).strip()[-500:])
+    elif r.returncode != 0:
+        print(r.stdout)
+
+
+def guest(args, cmd, timeout=300, extra=()):
+    argv = ["./run-qemu.sh", "--kernel", args.kernel, "--initrd", args.initrd,
+            "--timeout", str(timeout)] + list(extra)
+    if cmd:
+        argv += ["--"] + cmd
+    return run(argv, timeout=timeout + 60)
+
+
+def guest_harness(tally, args):
+    """run-qemu.sh's promises, each checked with a real boot."""
+    r = guest(args, ["sh", "-c", "echo hello from $HUGETLB_ACCEL; exit 7"], 120)
+    tally.record("guest: CMD output and exit status come back",
+                 r.returncode == 7 and re.search(r"^hello from (tcg|kvm)$", r.stdout, re.M),
+                 "exit %d, stdout %r" % (r.returncode, r.stdout[-200:]))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "probe.sh")
+        with open(script, "w") as f:
+            f.write("#!/bin/sh\necho probe ran; grep -E 'HugePages_(Total|Free)' /proc/meminfo\n")
+        os.chmod(script, 0o755)
+        r = guest(args, ["probe.sh"], 120, ["--add", script, "--hugepages", "8"])
+    tally.record("guest: --add keeps the run bit, /add is on PATH, pool preallocated",
+                 r.returncode == 0 and "probe ran" in r.stdout
+                 and re.search(r"HugePages_Total:\s+8\b", r.stdout) is not None,
+                 "exit %d, stdout %r" % (r.returncode, r.stdout[-300:]))
+
+    r = guest(args, ["echo", "SHOULD-NOT-RUN"], 120, ["--hugepages", "100000", "--mem", "1G"])
+    tally.record("guest: a pool that cannot be preallocated fails before the job",
+                 r.returncode == 120 and "SHOULD-NOT-RUN" not in r.stdout
+                 and "could not be preallocated" in r.stderr,
+                 "exit %d, stderr %r" % (r.returncode, r.stderr[-300:]))
+
+    r = guest(args, ["sleep", "600"], 15)
+    tally.record("guest: a hung guest is killed after --timeout with the console tail",
+                 r.returncode == 124 and "last 40 console lines" in r.stderr,
+                 "exit %d" % r.returncode)
+
+
+def kselftests(tally, args):
+    print("== kselftests in the guest", flush=True)
+    r = guest(args, None, 1200, GUEST_POOL)
+    sys.stdout.write(r.stdout)
+    if r.returncode not in (0, 1):
+        sys.stdout.write(r.stderr)
+    seen = 0
+    for line in r.stdout.splitlines():
+        m = re.match(r"^(ok|not ok) \d+ (\S+)(.*)$", line)
+        if not m:
+            continue
+        seen += 1
+        skipped = "# SKIP" in m.group(3)
+        tally.record("kselftest %s" % m.group(2), m.group(1) == "ok", m.group(3).strip(" #"),
+                     skipped=skipped)
+    if seen == 0 or r.returncode not in (0, 1):
+        tally.record("kselftests in the guest", False,
+                     "guest exit %d; %s" % (r.returncode, r.stderr.strip()[-500:]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kernel", default="build/kernel/bzImage")
+    ap.add_argument("--initrd", default="build/initramfs.cpio")
+    ap.add_argument("--make-args", default="")
+    args = ap.parse_args()
+    make_args = [a for a in args.make_args.split() if not a.endswith("=")]
+
+    tally = Tally()
+    host_unit_tests(tally)
+    suite_with_summary(tally, "bench unit tests", ["make", "--no-print-directory", "test-bench"], 900)
+    suite_with_summary(tally, "plots tests", ["make", "--no-print-directory", "test-plots"], 600)
+    if build(tally, make_args):
+        checkpatch(tally)
+        guest_harness(tally, args)
+        kselftests(tally, args)
+        guest_test = os.path.join(ROOT, "tests", "bench", "guest_test.sh")
+        if os.path.exists(guest_test):
+            suite_with_summary(tally, "bench guest test", [guest_test, "--kernel", args.kernel,
+                                                           "--initrd", args.initrd], 1500)
+        else:
+            tally.record("bench guest test", False, "tests/bench/guest_test.sh is missing")
+    else:
+        tally.record("guest tests", False, "not run: the build failed")
+
+    if tally.failures:
+        print("failed: " + "; ".join(tally.failures))
+    print("%d passed, %d failed, %d skipped" % (tally.passed, tally.failed, tally.skipped))
+    return 1 if tally.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
