@@ -66,6 +66,9 @@ shell=0
 dry_run=0
 adds=()
 cmd=()
+# RAM the guest needs besides the pools: kernel, the unpacked initramfs
+# (~45 MB, held twice while unpacking) and the job.
+guest_reserve_mb=384
 
 while [ "$#" -gt 0 ]; do
 	case "$1" in
@@ -105,6 +108,20 @@ if [ -z "$mem" ]; then
 	else
 		mem=2G
 	fi
+fi
+# The kernel would take every page it can for the pools and leave the
+# guest too little to start: refuse before booting.  QEMU reads a bare
+# number as MiB.
+case "$mem" in
+*[gG]) mem_mb=$((${mem%[gG]} * 1024)) ;;
+*[mM]) mem_mb=${mem%[mM]} ;;
+*) mem_mb=$mem ;;
+esac
+[[ "$mem_mb" =~ ^[0-9]+$ ]] || die_usage "--mem wants a size like 2G or 512M, got '$mem'"
+pool_mb=$((hugepages * 2 + hugepages_1g * 1024))
+if [ $((pool_mb + guest_reserve_mb)) -gt "$mem_mb" ]; then
+	echo "run-qemu.sh: $hugepages x 2 MB + $hugepages_1g x 1 GB huge pages need ${pool_mb} MB, but a ${mem_mb} MB guest has room for $((mem_mb - guest_reserve_mb)) MB of pools: raise --mem or ask for fewer pages" >&2
+	exit 120
 fi
 command -v qemu-system-x86_64 >/dev/null ||
 	die_usage "qemu-system-x86_64 not found: run 'make deps' (Debian package qemu-system-x86)"
@@ -175,10 +192,9 @@ fi
 cat "$initrd" "$work/job.cpio" >"$work/initrd.cpio"
 
 append="console=ttyS0 panic=-1 rdinit=/init"
-append+=" hugepagesz=2M hugepages=$hugepages"
-if [ "$hugepages_1g" -gt 0 ]; then
-	append+=" hugepagesz=1G hugepages=$hugepages_1g"
-fi
+# Naming 1G even with no pages registers the size, as on a distribution
+# kernel, so /dev/hugetlb-1048576kB exists with an empty pool.
+append+=" hugepagesz=2M hugepages=$hugepages hugepagesz=1G hugepages=$hugepages_1g"
 
 qemu=(qemu-system-x86_64 -nodefaults -no-reboot -display none
 	-m "$mem" -smp "$smp" -kernel "$kernel" -initrd "$work/initrd.cpio"

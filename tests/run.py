@@ -9,7 +9,9 @@ Stages, in order; a stage that cannot run counts as failed, never as passed:
      timeout), each a short boot;
   5. the kselftests in the guest: hugetlb_dev and the upstream hugetlb tests,
      with a pool check around each;
-  6. the benchmark suite's guest test (tests/bench/guest_test.sh).
+  6. reliability and security in the guest (tests/reliability.py): stress,
+     pool exhaustion, overcommit, permissions, cgroup limits;
+  7. the benchmark suite's guest test (tests/bench/guest_test.sh).
 """
 import argparse
 import os
@@ -60,8 +62,8 @@ def run(argv, timeout=None, **kw):
 
 
 def host_unit_tests(tally):
-    suite = unittest.defaultTestLoader.discover(os.path.join(ROOT, "tests", "host"),
-                                                top_level_dir=ROOT)
+    host = os.path.join(ROOT, "tests", "host")
+    suite = unittest.defaultTestLoader.discover(host, top_level_dir=host)
     result = unittest.TextTestRunner(stream=sys.stdout, verbosity=1).run(suite)
     bad = len(result.failures) + len(result.errors)
     tally.add_counts("host unit tests (tests/host)", result.testsRun - bad - len(result.skipped),
@@ -137,7 +139,8 @@ def guest_harness(tally, args):
                  and re.search(r"HugePages_Total:\s+8\b", r.stdout) is not None,
                  "exit %d, stdout %r" % (r.returncode, r.stdout[-300:]))
 
-    r = guest(args, ["echo", "SHOULD-NOT-RUN"], 120, ["--hugepages", "100000", "--mem", "1G"])
+    # Fits the RAM on paper, but 1 GB pages need 1 GB-aligned RAM above 4 GB.
+    r = guest(args, ["echo", "SHOULD-NOT-RUN"], 120, ["--hugepages-1g", "1", "--mem", "2G"])
     tally.record("guest: a pool that cannot be preallocated fails before the job",
                  r.returncode == 120 and "SHOULD-NOT-RUN" not in r.stdout
                  and "could not be preallocated" in r.stderr,
@@ -149,24 +152,47 @@ def guest_harness(tally, args):
                  "exit %d" % r.returncode)
 
 
+def record_tap(tally, prefix, lines):
+    """Record each `ok`/`not ok` line of a TAP stream; return how many."""
+    seen = 0
+    for line in lines:
+        # kselftest.h writes "ok 3 # SKIP name: why", our runner "ok 3 name # SKIP why".
+        m = re.match(r"^(ok|not ok) \d+ # (SKIP) (.*)$", line) or \
+            re.match(r"^(ok|not ok) \d+ (.*?)(?: # (.*))?$", line)
+        if not m:
+            continue
+        seen += 1
+        if m.group(2) == "SKIP":
+            tally.record(prefix + m.group(3), True, "skipped", skipped=True)
+            continue
+        note = m.group(3) or ""
+        tally.record("%s%s" % (prefix, m.group(2)), m.group(1) == "ok", note,
+                     skipped=note.startswith("SKIP"))
+    return seen
+
+
 def kselftests(tally, args):
     print("== kselftests in the guest", flush=True)
     r = guest(args, None, 1200, GUEST_POOL)
     sys.stdout.write(r.stdout)
     if r.returncode not in (0, 1):
         sys.stdout.write(r.stderr)
-    seen = 0
-    for line in r.stdout.splitlines():
-        m = re.match(r"^(ok|not ok) \d+ (\S+)(.*)$", line)
-        if not m:
-            continue
-        seen += 1
-        skipped = "# SKIP" in m.group(3)
-        tally.record("kselftest %s" % m.group(2), m.group(1) == "ok", m.group(3).strip(" #"),
-                     skipped=skipped)
-    if seen == 0 or r.returncode not in (0, 1):
+    lines = r.stdout.splitlines()
+    # hugetlb_dev's own points, one by one ("# ok 3 hugetlb: ..." nested).
+    nested = [l[2:] for l in lines if l.startswith("# ok ") or l.startswith("# not ok ")]
+    record_tap(tally, "hugetlb_dev: ", [l for l in nested if re.search(r"\bhugetlb(-\d+kB)?: ", l)])
+    if record_tap(tally, "kselftest ", lines) == 0 or r.returncode not in (0, 1):
         tally.record("kselftests in the guest", False,
                      "guest exit %d; %s" % (r.returncode, r.stderr.strip()[-500:]))
+
+    # With no 1 GB pool, /dev/hugetlb-1048576kB must fail with ENOMEM: the
+    # main run has both pools, so this point needs a boot of its own.
+    r = guest(args, ["hugetlb_dev"], 600, ["--hugepages", "64"])
+    empty = [l for l in r.stdout.splitlines() if "empty pool fails with ENOMEM" in l]
+    tally.record("hugetlb_dev without a 1 GB pool: empty pool fails with ENOMEM",
+                 r.returncode == 0 and len(empty) == 1 and empty[0].startswith("ok ")
+                 and "SKIP" not in empty[0],
+                 "exit %d, %r" % (r.returncode, empty))
 
 
 def main():
@@ -185,6 +211,9 @@ def main():
         checkpatch(tally)
         guest_harness(tally, args)
         kselftests(tally, args)
+        suite_with_summary(tally, "reliability and security in the guest",
+                           ["python3", "tests/reliability.py", "--kernel", args.kernel,
+                            "--initrd", args.initrd], 3600)
         guest_test = os.path.join(ROOT, "tests", "bench", "guest_test.sh")
         if os.path.exists(guest_test):
             suite_with_summary(tally, "bench guest test", [guest_test, "--kernel", args.kernel,

@@ -113,6 +113,14 @@ class RunQemuOptions(unittest.TestCase):
         # 1 GB pages need RAM above 4 GB: 4 GB plus one per page.
         self.assertIn("-m 6G", r.stdout)
 
+    def test_pools_larger_than_the_guest_are_refused_before_booting(self):
+        r = self.run_qemu("--hugepages", "1000", "--mem", "1G", "--dry-run")
+        self.assertEqual(r.returncode, 120)
+        self.assertIn("need 2000 MB", r.stderr)
+        self.assertIn("raise --mem", r.stderr)
+        r = self.run_qemu("--hugepages", "300", "--mem", "1024", "--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+
     def test_command_words_are_quoted_for_the_guest(self):
         r = self.run_qemu("--dry-run", "--", "echo", "it's", "a b")
         self.assertEqual(r.returncode, 0, r.stderr)

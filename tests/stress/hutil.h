@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared helpers of the guest-side reliability programs: the two ways of
+ * getting anonymous huge pages (/dev/hugetlb and MAP_HUGETLB), pool and
+ * sysctl access, and a SIGBUS-safe touch.
+ */
+#ifndef HUTIL_H
+#define HUTIL_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef MAP_HUGETLB
+#define MAP_HUGETLB 0x40000
+#endif
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
+#define MB2 (2UL << 20)
+#define GB1 (1UL << 30)
+
+enum method { M_DEV, M_ANON };
+static const char *const method_name[] = { "/dev/hugetlb", "MAP_HUGETLB" };
+
+static inline int log2ul(unsigned long v)
+{
+	return 63 - __builtin_clzl(v);
+}
+
+/* The device node of a page size: /dev/hugetlb-<kB>kB. */
+static inline const char *dev_path(unsigned long psize)
+{
+	static char buf[64];
+
+	snprintf(buf, sizeof(buf), "/dev/hugetlb-%lukB", psize >> 10);
+	return buf;
+}
+
+/*
+ * mmap() of len bytes of huge pages of psize by method m, with extra flags
+ * (MAP_PRIVATE/MAP_SHARED, MAP_NORESERVE, MAP_FIXED...).  Returns MAP_FAILED
+ * with errno set on failure, like mmap().
+ */
+static inline void *hmap(enum method m, unsigned long psize, void *addr,
+			 size_t len, int prot, int flags, off_t off)
+{
+	void *p;
+	int fd, e;
+
+	if (m == M_ANON)
+		return mmap(addr, len, prot, flags | MAP_ANONYMOUS | MAP_HUGETLB |
+			    (log2ul(psize) << MAP_HUGE_SHIFT), -1, off);
+	fd = open(dev_path(psize), O_RDWR);
+	if (fd < 0)
+		return MAP_FAILED;
+	p = mmap(addr, len, prot, flags, fd, off);
+	e = errno;
+	close(fd);
+	errno = e;
+	return p;
+}
+
+static inline long read_long(const char *path)
+{
+	char buf[64];
+	long v;
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	if (!strncmp(buf, "max", 3))
+		return LONG_MAX;
+	v = strtol(buf, NULL, 10);
+	return v;
+}
+
+static inline int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+	int e;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	e = errno;
+	close(fd);
+	errno = e;
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+static inline int write_long(const char *path, long v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%ld", v);
+	return write_str(path, buf);
+}
+
+/* /sys/kernel/mm/hugepages/hugepages-<kB>kB/<what> */
+static inline long hp_read(unsigned long psize, const char *what)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%lukB/%s",
+		 psize >> 10, what);
+	return read_long(path);
+}
+
+static inline int hp_write(unsigned long psize, const char *what, long v)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%lukB/%s",
+		 psize >> 10, what);
+	return write_long(path, v);
+}
+
+/* Free pages nobody has reserved: what a reserving mmap() can get. */
+static inline long hp_avail(unsigned long psize)
+{
+	return hp_read(psize, "free_hugepages") - hp_read(psize, "resv_hugepages");
+}
+
+/* A /proc/meminfo field, in kB. */
+static inline long meminfo(const char *key)
+{
+	static char buf[8192];
+	size_t kl = strlen(key);
+	int fd = open("/proc/meminfo", O_RDONLY);
+	ssize_t n;
+	char *p;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, kl) && p[kl] == ':')
+			return strtol(p + kl + 1, NULL, 10);
+	return -1;
+}
+
+/*
+ * Committed_AS is a per-cpu counter and /proc/meminfo shows only its
+ * folded part.  Switching to overcommit_memory=2 folds every CPU's delta
+ * (overcommit_policy_handler), so this reads the exact value at the moment
+ * of the write, then puts the policy back.
+ */
+static inline long committed_as_exact(void)
+{
+	static const char *const pol = "/proc/sys/vm/overcommit_memory";
+	long old = read_long(pol), v;
+
+	write_long(pol, 2);
+	v = meminfo("Committed_AS");
+	write_long(pol, old);
+	return v;
+}
+
+/* Touch with SIGBUS caught: 0 done, 1 SIGBUS. */
+static sigjmp_buf touch_jmp;
+static volatile sig_atomic_t touch_armed;
+
+static void touch_sigbus(int sig)
+{
+	(void)sig;
+	if (touch_armed)
+		siglongjmp(touch_jmp, 1);
+	signal(SIGBUS, SIG_DFL);
+	raise(SIGBUS);
+}
+
+static inline void touch_init(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = touch_sigbus;
+	sa.sa_flags = SA_NODEFER;
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+/* Write val at p (one word); 1 if that raised SIGBUS. */
+static inline int touch_write(volatile uint64_t *p, uint64_t val)
+{
+	if (sigsetjmp(touch_jmp, 1)) {
+		touch_armed = 0;
+		return 1;
+	}
+	touch_armed = 1;
+	*p = val;
+	touch_armed = 0;
+	return 0;
+}
+
+static inline int touch_read(volatile uint64_t *p, uint64_t *val)
+{
+	if (sigsetjmp(touch_jmp, 1)) {
+		touch_armed = 0;
+		return 1;
+	}
+	touch_armed = 1;
+	*val = *p;
+	touch_armed = 0;
+	return 0;
+}
+
+/* Some huge page sizes the kernel has a pool for (size > 0 pages). */
+static inline int have_pool(unsigned long psize)
+{
+	return hp_read(psize, "nr_hugepages") > 0;
+}
+
+#endif
