@@ -1,0 +1,51 @@
+# compare/compare.mk - did performance move?  Included by the top-level Makefile.
+#
+#   make compare A=<rev> B=<rev> [ICOUNT=1] [ROUNDS=n] [THRESHOLD=pct]
+#                [COMPARE_BACKINGS=a,b] [COMPARE_BENCHES=fault]
+#                [COMPARE_PROFILE=tiny]
+#       revisions: current, v1, slow (current + kernel/test-only) or any
+#       git revision of this repository.  Builds both kernels (cached),
+#       runs the benchmarks interleaved A B A B ..., prints the table,
+#       writes results/compare-*/ with overlay figures; exit 1 on a
+#       regression beyond THRESHOLD percent, 3 on a metadata mismatch.
+#   make check-regression [CHECK_THRESHOLD=pct]
+#       CI gate: one icount boot of the current series against the
+#       committed results/baseline/ (fault: demand and setup gated).
+#   make record-baseline   rewrite results/baseline/ (then commit it)
+#   make test-compare      unit tests of the statistics (tests/compare/)
+
+compare_saved_goal := $(.DEFAULT_GOAL)
+
+ICOUNT ?= 0
+THRESHOLD ?= 5
+CHECK_THRESHOLD ?= 3
+COMPARE_PROFILE ?= tiny
+COMPARE_BENCHES ?= fault
+COMPARE_BACKINGS ?= devhugetlb,maphugetlb,hugetlbfs
+ifeq ($(ICOUNT),1)
+ROUNDS ?= 2
+else
+ROUNDS ?= 5
+endif
+
+.PHONY: compare check-regression record-baseline test-compare
+
+compare:
+	@if [ -z "$(A)" ] || [ -z "$(B)" ]; then \
+		echo "usage: make compare A=<rev> B=<rev> [ICOUNT=1] (rev: current, v1, slow or a git revision)" >&2; \
+		exit 2; fi
+	python3 compare/compare.py run $(A) $(B) --rounds $(ROUNDS) \
+		--threshold $(THRESHOLD) --profile $(COMPARE_PROFILE) \
+		--benches $(COMPARE_BENCHES) --backings $(COMPARE_BACKINGS) \
+		$(if $(filter 1,$(ICOUNT)),--icount)
+
+check-regression:
+	python3 compare/compare.py check --threshold $(CHECK_THRESHOLD)
+
+record-baseline:
+	python3 compare/compare.py record-baseline
+
+test-compare:
+	python3 tests/compare/run_tests.py
+
+.DEFAULT_GOAL := $(compare_saved_goal)

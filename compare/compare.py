@@ -1,0 +1,750 @@
+#!/usr/bin/env python3
+"""compare.py - did performance move between two revisions of the series?
+
+    compare.py run A B [--icount] [--rounds N] [--threshold PCT] ...
+        Build both kernels (cached by kernel/build.sh), run the same
+        benchmark matrix on both, interleaved A B A B ..., print one table
+        row per benchmark point (medians, delta %, 95 % bootstrap CI,
+        Mann-Whitney U p-value, verdict) and draw overlay figures.
+    compare.py check [--baseline results/baseline] [--threshold PCT]
+        The CI gate: one icount boot of the current series, fault bench
+        (demand/populate/setup) for devhugetlb and maphugetlb, compared
+        with the committed baseline.
+    compare.py record-baseline [--out results/baseline]
+        Make that baseline (commit the folder it writes).
+    compare.py diff A_RUN_DIR[,...] B_RUN_DIR[,...]
+        Compare run folders that already exist (no build, no boot).
+
+Revisions: current (kernel/patches), v1 (kernel/v1/patches), slow
+(kernel/patches + kernel/test-only, a deliberate regression), or any git
+revision of this repository (its kernel/patches, taken with git archive).
+
+Exit status: 0 nothing regressed; 1 a point regressed beyond the
+threshold; 2 something could not be built or measured; 3 the runs'
+metadata differ in a way that matters (accel, timing_source, host_cpu,
+profile, icount, mode) and --allow-mismatch was not given.
+
+Standard library only.
+"""
+import argparse
+import csv
+import datetime
+import glob
+import json
+import math
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# What each benchmark's point is keyed by, its metric and which way is worse.
+BENCH_SPEC = {
+    "fault": {"key": ("backing", "mode", "size_bytes"), "metric": "us_per_mb",
+              "lower_is_better": True},
+    "chase": {"key": ("backing", "hop", "wss_bytes"),
+              "metric": "ns_per_access", "lower_is_better": True},
+    "stream": {"key": ("backing", "kernel", "wss_bytes"),
+               "metric": "gb_per_s", "lower_is_better": False},
+}
+
+# Metadata that must agree before two sets of numbers are compared.
+MUST_MATCH = ("mode", "accel", "timing_source", "icount", "profile")
+# host_cpu must match too, except when both sides count instructions
+# (timing_source icount), where the host CPU does not enter the numbers;
+# it is then a loud warning.  qemu_version differing is always a warning.
+HOST_FIELDS = ("host_cpu",)
+WARN_FIELDS = ("qemu_version",)
+
+EXIT_OK, EXIT_REGRESSION, EXIT_ERROR, EXIT_MISMATCH = 0, 1, 2, 3
+
+
+# ---------------------------------------------------------------- statistics
+
+def median(xs):
+    s = sorted(xs)
+    n = len(s)
+    if n == 0:
+        raise ValueError("median of nothing")
+    mid = n // 2
+    return s[mid] if n % 2 else (s[mid - 1] + s[mid]) / 2.0
+
+
+def rel_spread(xs):
+    """(max - min) / median: 0 for deterministic repetitions."""
+    m = median(xs)
+    if m == 0:
+        return 0.0 if max(xs) == min(xs) else math.inf
+    return (max(xs) - min(xs)) / abs(m)
+
+
+def delta_pct(a, b):
+    """Change of B's median against A's, in percent of A's."""
+    ma, mb = median(a), median(b)
+    if ma == 0:
+        return 0.0 if mb == 0 else math.copysign(math.inf, mb)
+    return (mb - ma) / abs(ma) * 100.0
+
+
+def bootstrap_ci(a, b, iters=2000, level=0.95, seed=1):
+    """Percentile bootstrap CI of delta_pct(a, b): resample each side
+    with replacement.  Seeded, so the same data give the same interval."""
+    rng = random.Random(seed)
+    ds = []
+    for _ in range(iters):
+        ra = [a[rng.randrange(len(a))] for _ in a]
+        rb = [b[rng.randrange(len(b))] for _ in b]
+        ds.append(delta_pct(ra, rb))
+    ds.sort()
+    lo = ds[int(math.floor((1 - level) / 2 * (iters - 1)))]
+    hi = ds[int(math.ceil((1 + level) / 2 * (iters - 1)))]
+    return lo, hi
+
+
+def _ranks(values):
+    """Average ranks (1-based) with ties sharing their mean rank."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        r = (i + j) / 2.0 + 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = r
+        i = j + 1
+    return ranks
+
+
+def _u_exact_counts(n1, n2):
+    """counts[u] = number of arrangements with U = u (no ties)."""
+    # f(i, j) distribution of U for i elements of sample 1, j of sample 2:
+    # f(i, j)[u] = f(i-1, j)[u - j] + f(i, j-1)[u]
+    prev = [[1] for _ in range(n2 + 1)]  # i = 0: U = 0 only
+    for i in range(1, n1 + 1):
+        cur = [[1]]  # j = 0: U = 0 only
+        for j in range(1, n2 + 1):
+            a = prev[j]
+            b = cur[j - 1]
+            size = i * j + 1
+            c = [0] * size
+            for u, v in enumerate(a):
+                if u + j < size:
+                    c[u + j] += v
+            for u, v in enumerate(b):
+                c[u] += v
+            cur.append(c)
+        prev = cur
+    return prev[n2]
+
+
+def mann_whitney(a, b):
+    """Two-sided Mann-Whitney U test.  Returns (U of a, p-value, method).
+
+    Exact distribution when there are no ties and the samples are small,
+    otherwise the normal approximation with tie correction and continuity
+    correction.  Samples with no spread at all (every value equal) give
+    p = 1: there is nothing to rank."""
+    n1, n2 = len(a), len(b)
+    if n1 == 0 or n2 == 0:
+        raise ValueError("empty sample")
+    allv = list(a) + list(b)
+    ranks = _ranks(allv)
+    r1 = sum(ranks[:n1])
+    u1 = r1 - n1 * (n1 + 1) / 2.0
+    ties = len(set(allv)) < len(allv)
+    if len(set(allv)) == 1:
+        return u1, 1.0, "no spread"
+    if not ties and n1 * n2 <= 400:
+        counts = _u_exact_counts(n1, n2)
+        total = float(sum(counts))
+        u = int(round(min(u1, n1 * n2 - u1)))
+        p = 2.0 * sum(counts[:u + 1]) / total
+        return u1, min(1.0, p), "exact"
+    mu = n1 * n2 / 2.0
+    n = n1 + n2
+    tie_term = 0.0
+    for v in set(allv):
+        t = allv.count(v)
+        tie_term += t ** 3 - t
+    var = n1 * n2 / 12.0 * ((n + 1) - tie_term / (n * (n - 1)))
+    if var <= 0:
+        return u1, 1.0, "no spread"
+    z = (abs(u1 - mu) - 0.5) / math.sqrt(var)
+    p = math.erfc(max(z, 0.0) / math.sqrt(2.0))
+    return u1, min(1.0, p), "normal"
+
+
+def verdict(a, b, threshold, lower_is_better=True, alpha=0.05,
+            deterministic=False, det_tol=0.5, seed=1):
+    """Judge one benchmark point.
+
+    a, b: the repetitions (one value per boot) of A and B.  threshold:
+    percent.  A regression is B worse than A by more than the threshold.
+
+    deterministic (icount): when both sides' repetitions agree within
+    det_tol percent, the numbers are instruction counts, so the delta is
+    judged exactly against the threshold, no test needed.  Otherwise (or
+    when the repetitions spread more than det_tol) a regression or
+    improvement also needs the Mann-Whitney p below alpha and the whole
+    bootstrap CI beyond zero in the same direction."""
+    d = delta_pct(a, b)
+    worse = d if lower_is_better else -d
+    u, p, how = mann_whitney(a, b)
+    lo, hi = bootstrap_ci(a, b, seed=seed)
+    spread = max(rel_spread(a), rel_spread(b)) * 100.0
+    exact = deterministic and spread <= det_tol
+    if exact:
+        sig_worse = sig_better = True
+        test = "icount"
+    else:
+        # CI of the delta entirely on one side of zero
+        ci_worse = (lo > 0) if lower_is_better else (hi < 0)
+        ci_better = (hi < 0) if lower_is_better else (lo > 0)
+        sig_worse = p < alpha and ci_worse
+        sig_better = p < alpha and ci_better
+        test = how
+    if worse > threshold and sig_worse:
+        v = "REGRESSION"
+    elif worse < -threshold and sig_better:
+        v = "improvement"
+    else:
+        v = "no change"
+    return {
+        "median_a": median(a), "median_b": median(b), "delta_pct": d,
+        "worse_pct": worse, "ci_lo": lo, "ci_hi": hi, "u": u, "p": p,
+        "test": test, "spread_pct": spread, "n_a": len(a), "n_b": len(b),
+        "verdict": v,
+    }
+
+
+# ------------------------------------------------------------------ metadata
+
+def meta_fields(meta):
+    q = meta.get("qemu") or {}
+    return {
+        "mode": meta.get("mode"),
+        "accel": q.get("accel"),
+        "timing_source": meta.get("timing_source"),
+        "icount": q.get("icount"),
+        "profile": meta.get("profile"),
+        "host_cpu": meta.get("host_cpu"),
+        "qemu_version": q.get("version"),
+    }
+
+
+def check_meta(metas_a, metas_b):
+    """Compare the metadata of every run on both sides.
+
+    Returns (refusals, warnings): lists of human-readable lines.  A run
+    that is not complete is a refusal too."""
+    refusals, warnings = [], []
+    fa = [meta_fields(m) for m in metas_a]
+    fb = [meta_fields(m) for m in metas_b]
+    everything = fa + fb
+    for side, metas in (("A", metas_a), ("B", metas_b)):
+        for m in metas:
+            if m.get("status") != "complete":
+                refusals.append("%s run %s has status %r, not complete" % (
+                    side, m.get("run_id"), m.get("status")))
+
+    def values(fs, k):
+        return sorted(set(json.dumps(f[k]) for f in fs))
+
+    all_icount = all(f["timing_source"] == "icount" for f in everything)
+    for k in MUST_MATCH + HOST_FIELDS + WARN_FIELDS:
+        va, vb = values(fa, k), values(fb, k)
+        if len(set(va) | set(vb)) <= 1:
+            continue
+        line = "%s differs: A %s, B %s" % (k, ", ".join(va), ", ".join(vb))
+        if k in MUST_MATCH:
+            refusals.append(line)
+        elif k in HOST_FIELDS and not all_icount:
+            refusals.append(line)
+        elif k in HOST_FIELDS:
+            warnings.append(line + " (icount: instruction counts, so the "
+                            "host CPU should not matter, but check)")
+        else:
+            warnings.append(line)
+    return refusals, warnings
+
+
+# -------------------------------------------------------------- run folders
+
+def load_run(d):
+    with open(os.path.join(d, "meta.json")) as f:
+        meta = json.load(f)
+    rows = {}
+    for bench in BENCH_SPEC:
+        path = os.path.join(d, bench + ".csv")
+        if os.path.exists(path):
+            with open(path, newline="") as f:
+                rows[bench] = list(csv.DictReader(f))
+    return meta, rows
+
+
+def collect(runs):
+    """{(bench, key...): [value per run]} over run folders."""
+    pts = {}
+    for _, rows in runs:
+        for bench, rs in rows.items():
+            spec = BENCH_SPEC[bench]
+            for r in rs:
+                try:
+                    v = float(r[spec["metric"]])
+                except (KeyError, ValueError):
+                    continue
+                k = (bench,) + tuple(r.get(c, "") for c in spec["key"])
+                pts.setdefault(k, []).append(v)
+    return pts
+
+
+def point_label(k):
+    bench, rest = k[0], list(k[1:])
+    if bench in ("fault",):
+        return "%s %s %s %s" % (bench, rest[0], rest[1], human(rest[2]))
+    return "%s %s %s %s" % (bench, rest[0], rest[1], human(rest[2]))
+
+
+def human(n):
+    try:
+        n = int(n)
+    except ValueError:
+        return str(n)
+    for unit, size in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= size and n % size == 0:
+            return "%d%s" % (n // size, unit)
+    return str(n)
+
+
+def compare_runs(runs_a, runs_b, threshold, gate_modes=None, alpha=0.05,
+                 allow_mismatch=False, out=sys.stdout, label_a="A",
+                 label_b="B"):
+    """Compare two lists of (meta, rows).  Returns (exit status, results)."""
+    refusals, warnings = check_meta([m for m, _ in runs_a],
+                                    [m for m, _ in runs_b])
+    for w in warnings:
+        print("compare: WARNING: " + w, file=out)
+    if refusals:
+        banner = "!" * 72
+        print(banner, file=out)
+        for r in refusals:
+            print("compare: METADATA MISMATCH: " + r, file=out)
+        if not allow_mismatch:
+            print("compare: refusing to compare (--allow-mismatch to "
+                  "override)", file=out)
+            print(banner, file=out)
+            return EXIT_MISMATCH, []
+        print("compare: comparing anyway (--allow-mismatch): these numbers "
+              "are NOT comparable", file=out)
+        print(banner, file=out)
+    deterministic = all(meta_fields(m)["timing_source"] == "icount"
+                        for m, _ in runs_a + runs_b)
+    pa, pb = collect(runs_a), collect(runs_b)
+    only = sorted(set(pa) ^ set(pb))
+    for k in only:
+        print("compare: WARNING: point %s measured on %s only" % (
+            point_label(k), label_a if k in pa else label_b), file=out)
+    results = []
+    for k in sorted(set(pa) & set(pb)):
+        spec = BENCH_SPEC[k[0]]
+        r = verdict(pa[k], pb[k], threshold, spec["lower_is_better"],
+                    alpha=alpha, deterministic=deterministic)
+        r["point"] = k
+        r["label"] = point_label(k)
+        r["metric"] = spec["metric"]
+        gated = gate_modes is None or (k[0] == "fault" and k[2] in gate_modes)
+        r["gated"] = gated
+        results.append(r)
+    print_table(results, threshold, deterministic, out, label_a, label_b)
+    if not results:
+        print("compare: no benchmark point measured on both sides", file=out)
+        return EXIT_ERROR, results
+    bad = [r for r in results if r["gated"] and r["verdict"] == "REGRESSION"]
+    if bad:
+        print("compare: %d point(s) regressed beyond %.1f %%: %s" % (
+            len(bad), threshold, "; ".join(r["label"] for r in bad)),
+            file=out)
+        return EXIT_REGRESSION, results
+    print("compare: no regression beyond %.1f %%" % threshold, file=out)
+    return EXIT_OK, results
+
+
+def print_table(results, threshold, deterministic, out, la, lb):
+    print("", file=out)
+    print("%s = %s, %s = %s; threshold %.1f %%; %s" % (
+        "A", la, "B", lb, threshold,
+        "icount (deterministic): exact comparison where repetitions agree"
+        if deterministic else "timed: Mann-Whitney U + bootstrap 95 % CI"),
+        file=out)
+    hdr = "%-38s %-13s %11s %11s %8s %19s %8s %-8s %s" % (
+        "point", "metric", "median A", "median B", "delta%", "95% CI (delta%)",
+        "p", "test", "verdict")
+    print(hdr, file=out)
+    print("-" * len(hdr), file=out)
+    for r in results:
+        print("%-38s %-13s %11.4g %11.4g %+8.2f [%+7.2f, %+7.2f] %8.3g %-8s %s%s"
+              % (r["label"], r["metric"], r["median_a"], r["median_b"],
+                 r["delta_pct"], r["ci_lo"], r["ci_hi"], r["p"], r["test"],
+                 r["verdict"], "" if r["gated"] else " (not gated)"),
+              file=out)
+    print("", file=out)
+
+
+# ------------------------------------------------------------------ building
+
+def sh(cmd, log=None, **kw):
+    print("compare: $ " + " ".join(cmd), flush=True)
+    if log:
+        with open(log, "a") as f:
+            p = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, **kw)
+    else:
+        p = subprocess.run(cmd, **kw)
+    return p.returncode
+
+
+def safe(name):
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
+
+
+def series_dir(rev, work):
+    """A folder with the *.patch files of revision rev."""
+    d = os.path.join(work, "series", safe(rev))
+    if os.path.isdir(d):
+        shutil.rmtree(d)
+    os.makedirs(d)
+    if rev in ("current", "slow"):
+        for p in glob.glob(os.path.join(ROOT, "kernel", "patches", "*.patch")):
+            shutil.copy(p, d)
+        if rev == "slow":
+            for i, p in enumerate(sorted(glob.glob(
+                    os.path.join(ROOT, "kernel", "test-only", "*.patch")))):
+                shutil.copy(p, os.path.join(d, "9%03d-test-only-%s" % (
+                    i, os.path.basename(p))))
+    elif rev == "v1":
+        for p in glob.glob(os.path.join(ROOT, "kernel", "v1", "patches",
+                                        "*.patch")):
+            shutil.copy(p, d)
+    else:
+        c = subprocess.run(["git", "-C", ROOT, "rev-parse", "--verify",
+                            "--quiet", rev + "^{commit}"],
+                           capture_output=True, text=True)
+        if c.returncode:
+            raise SystemExit("compare: %r is not current, v1, slow or a git "
+                             "revision of this repository" % rev)
+        commit = c.stdout.strip()
+        arch = subprocess.run(["git", "-C", ROOT, "archive", commit,
+                               "kernel/patches"], capture_output=True)
+        if arch.returncode:
+            raise SystemExit("compare: %s has no kernel/patches" % rev)
+        tmp = d + ".tar"
+        with open(tmp, "wb") as f:
+            f.write(arch.stdout)
+        subprocess.run(["tar", "-xf", tmp, "-C", d, "--strip-components=2"],
+                       check=True)
+        os.unlink(tmp)
+    if not glob.glob(os.path.join(d, "*.patch")):
+        raise SystemExit("compare: revision %s has no patches" % rev)
+    return d
+
+
+def build_kernel(rev, work, variant=None):
+    """Build (or find cached) the kernel of rev.  Returns (bzImage path,
+    build key folder)."""
+    d = series_dir(rev, work)
+    variant = variant or "cmp-" + safe(rev)
+    rc = sh([os.path.join(ROOT, "kernel", "build.sh"), "--patches", d,
+             "--variant", variant, "--config",
+             os.path.join(ROOT, "kernel", "config", "base.config")])
+    if rc:
+        raise SystemExit("compare: kernel build of %s failed (%d)" % (rev, rc))
+    image = os.path.realpath(os.path.join(ROOT, "build", "kernel", variant))
+    return image, os.path.dirname(image)
+
+
+def bench_bins():
+    bins = [os.path.join(ROOT, "build", "bench", b)
+            for b in ("chase", "stream", "fault")]
+    rc = sh(["make", "-s", "--no-print-directory", "-C", ROOT] +
+            [os.path.relpath(b, ROOT) for b in bins])
+    if rc:
+        raise SystemExit("compare: cannot build the benchmark binaries")
+    return bins
+
+
+def build_initramfs(keydir, bins, work):
+    """One initramfs per kernel build (its selftests differ), rebuilt when
+    a benchmark binary or the initramfs scripts are newer."""
+    out = os.path.join(work, "initramfs", os.path.basename(keydir) + ".cpio")
+    deps = bins + glob.glob(os.path.join(ROOT, "kernel", "initramfs", "*"))
+    if os.path.exists(out) and all(os.path.getmtime(out) >= os.path.getmtime(p)
+                                   for p in deps):
+        return out
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    rc = sh([os.path.join(ROOT, "kernel", "initramfs", "build.sh"), out,
+             os.path.join(keydir, "selftests")] + bins)
+    if rc:
+        raise SystemExit("compare: initramfs build failed for %s" % keydir)
+    return out
+
+
+def bench_run(kernel, initrd, results_dir, args, log):
+    cmd = [sys.executable, os.path.join(ROOT, "bench", "run.py"),
+           "--mode", "guest", "--kernel", kernel, "--initrd", initrd,
+           "--profile", args.profile, "--benches", args.benches,
+           "--backings", args.backings, "--results-dir", results_dir,
+           "--no-1g"]
+    if args.icount:
+        cmd += ["--qemu-arg", "--icount"]
+    before = set(os.listdir(results_dir)) if os.path.isdir(results_dir) \
+        else set()
+    rc = sh(cmd, log=log, cwd=ROOT)
+    new = sorted(x for x in set(os.listdir(results_dir)) - before
+                 if x != "latest")
+    if rc or not new:
+        raise SystemExit("compare: benchmark run failed (%d); see %s" % (
+            rc, log))
+    return os.path.join(results_dir, new[-1])
+
+
+def interleaved(sides, rounds, args, log):
+    """Run A B A B ... rounds times; return {side: [run dir]}."""
+    dirs = {s["name"]: [] for s in sides}
+    for i in range(rounds):
+        for s in sides:
+            print("compare: round %d/%d, %s (%s)" % (i + 1, rounds,
+                                                     s["name"], s["rev"]),
+                  flush=True)
+            dirs[s["name"]].append(bench_run(s["kernel"], s["initrd"],
+                                             s["results"], args, log))
+    return dirs
+
+
+# ------------------------------------------------------------------- figures
+
+def write_figures(results, runs_a, runs_b, outdir, la, lb):
+    """One overlay per backing: every repetition of A and B per point, with
+    the medians, on a log axis; svg and png through compare/overlay.gp."""
+    if not shutil.which("gnuplot"):
+        print("compare: gnuplot not found: no figures")
+        return []
+    pa, pb = collect(runs_a), collect(runs_b)
+    by_backing = {}
+    for r in results:
+        by_backing.setdefault((r["point"][0], r["point"][1]), []).append(r)
+    made = []
+    for (bench, backing), rs in sorted(by_backing.items()):
+        base = os.path.join(outdir, "overlay-%s-%s" % (bench, safe(backing)))
+        with open(base + ".dat", "w") as f:
+            f.write("# x label side value\n")
+            for i, r in enumerate(rs):
+                lab = " ".join(r["label"].split()[2:])
+                for side, pts in ((0, pa), (1, pb)):
+                    for v in pts[r["point"]]:
+                        f.write("%d \"%s\" %d %.6g\n" % (i, lab, side, v))
+        with open(base + ".med", "w") as f:
+            f.write("# x label median_a median_b delta_pct verdict\n")
+            for i, r in enumerate(rs):
+                lab = " ".join(r["label"].split()[2:])
+                f.write("%d \"%s\" %.6g %.6g %.3f \"%s\"\n" % (
+                    i, lab, r["median_a"], r["median_b"], r["delta_pct"],
+                    r["verdict"]))
+        title = "%s, %s: A=%s vs B=%s (%s)" % (bench, backing, la, lb,
+                                               rs[0]["metric"])
+        for term in ("svg", "png"):
+            rc = subprocess.run(
+                ["gnuplot", "-e", "dat='%s.dat'; med='%s.med'; out='%s.%s'; "
+                 "term='%s'; ttl='%s'; ylab='%s'; la='%s'; lb='%s'; n=%d" % (
+                     base, base, base, term, term, title.replace("'", ""),
+                     rs[0]["metric"], la, lb, len(rs)),
+                 os.path.join(HERE, "overlay.gp")],
+                capture_output=True, text=True)
+            if rc.returncode:
+                print("compare: gnuplot failed for %s: %s" % (
+                    base, rc.stderr.strip()[-400:]))
+            else:
+                made.append(base + "." + term)
+    return made
+
+
+# -------------------------------------------------------------------- driver
+
+def save_summary(outdir, results, status, extra):
+    with open(os.path.join(outdir, "summary.json"), "w") as f:
+        rs = []
+        for r in results:
+            r = dict(r)
+            r["point"] = list(r["point"])
+            rs.append(r)
+        json.dump(dict(extra, status=status, points=rs), f, indent=1,
+                  sort_keys=True)
+
+
+class Tee:
+    def __init__(self, *fs):
+        self.fs = fs
+
+    def write(self, s):
+        for f in self.fs:
+            f.write(s)
+
+    def flush(self):
+        for f in self.fs:
+            f.flush()
+
+
+def cmd_run(args):
+    work = os.path.join(ROOT, "build", "compare")
+    os.makedirs(work, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    outdir = os.path.join(ROOT, "results", "compare-%s-%s-vs-%s%s" % (
+        stamp, safe(args.a), safe(args.b), "-icount" if args.icount else ""))
+    os.makedirs(outdir)
+    log = os.path.join(outdir, "bench.log")
+    bins = bench_bins()
+    sides = []
+    for name, rev in (("A", args.a), ("B", args.b)):
+        kernel, keydir = build_kernel(rev, work)
+        sides.append({"name": name, "rev": rev, "kernel": kernel,
+                      "initrd": build_initramfs(keydir, bins, work),
+                      "results": os.path.join(outdir, "runs-" + name)})
+    dirs = interleaved(sides, args.rounds, args, log)
+    runs_a = [load_run(d) for d in dirs["A"]]
+    runs_b = [load_run(d) for d in dirs["B"]]
+    return finish(args, outdir, runs_a, runs_b, args.a, args.b)
+
+
+def finish(args, outdir, runs_a, runs_b, la, lb, gate_modes=None):
+    with open(os.path.join(outdir, "report.txt"), "w") as rep:
+        out = Tee(sys.stdout, rep)
+        status, results = compare_runs(
+            runs_a, runs_b, args.threshold, gate_modes=gate_modes,
+            alpha=args.alpha, allow_mismatch=args.allow_mismatch, out=out,
+            label_a=la, label_b=lb)
+        if results:
+            figs = write_figures(results, runs_a, runs_b, outdir, la, lb)
+            for fg in figs:
+                print("compare: figure " + os.path.relpath(fg, ROOT), file=out)
+        print("compare: report in %s (exit %d)" % (
+            os.path.relpath(outdir, ROOT), status), file=out)
+    save_summary(outdir, results, status, {"A": la, "B": lb,
+                                           "threshold": args.threshold})
+    return status
+
+
+def cmd_diff(args):
+    runs_a = [load_run(d) for d in args.a.split(",")]
+    runs_b = [load_run(d) for d in args.b.split(",")]
+    outdir = args.out or os.path.join(ROOT, "results", "compare-diff-" +
+                                      datetime.datetime.now().strftime(
+                                          "%Y%m%d-%H%M%S"))
+    os.makedirs(outdir, exist_ok=True)
+    return finish(args, outdir, runs_a, runs_b, args.a, args.b)
+
+
+# The CI gate's matrix: small, one icount boot, the paths the series owns.
+CHECK_ARGS = {"profile": "tiny", "benches": "fault",
+              "backings": "devhugetlb,maphugetlb", "icount": True}
+CHECK_MODES = ("demand", "setup")
+
+
+def check_side(args, outdir):
+    for k, v in CHECK_ARGS.items():
+        setattr(args, k, v)
+    work = os.path.join(ROOT, "build", "compare")
+    bins = bench_bins()
+    # The main kernel (build/kernel/bzImage): shared with make kernel.
+    kernel, keydir = build_kernel("current", work, variant="bzImage")
+    initrd = build_initramfs(keydir, bins, work)
+    return bench_run(kernel, initrd, os.path.join(outdir, "runs"), args,
+                     os.path.join(outdir, "bench.log"))
+
+
+def cmd_check(args):
+    base = args.baseline
+    if not os.path.exists(os.path.join(base, "meta.json")):
+        print("compare: no baseline at %s: make record-baseline" % base)
+        return EXIT_ERROR
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    outdir = os.path.join(ROOT, "results", "check-regression-" + stamp)
+    os.makedirs(outdir)
+    run = check_side(args, outdir)
+    bmeta, _ = load_run(base)
+    print("compare: baseline series %s (git %s), this run series %s" % (
+        bmeta.get("series_id"), bmeta.get("git_rev"),
+        load_run(run)[0].get("series_id")))
+    return finish(args, outdir, [load_run(base)], [load_run(run)],
+                  "baseline", "current", gate_modes=CHECK_MODES)
+
+
+def cmd_record(args):
+    tmp = os.path.join(ROOT, "build", "compare", "baseline-tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    run = check_side(args, tmp)
+    out = args.out
+    os.makedirs(out, exist_ok=True)
+    for f in ("fault.csv", "meta.json"):
+        shutil.copy(os.path.join(run, f), os.path.join(out, f))
+    print("compare: baseline written to %s (series %s): commit it" % (
+        out, load_run(run)[0].get("series_id")))
+    return EXIT_OK
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    def common(p, threshold):
+        p.add_argument("--threshold", type=float, default=threshold,
+                       help="percent (default %(default)s)")
+        p.add_argument("--alpha", type=float, default=0.05)
+        p.add_argument("--allow-mismatch", action="store_true",
+                       help="compare despite differing metadata (loudly)")
+
+    p = sub.add_parser("run", help="build, run interleaved, compare")
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--icount", action="store_true")
+    p.add_argument("--profile", default="tiny")
+    p.add_argument("--benches", default="fault")
+    p.add_argument("--backings", default="devhugetlb,maphugetlb,hugetlbfs")
+    common(p, 5.0)
+    p = sub.add_parser("diff", help="compare existing run folders")
+    p.add_argument("a", help="run folder(s) of A, comma separated")
+    p.add_argument("b", help="run folder(s) of B, comma separated")
+    p.add_argument("--out")
+    common(p, 5.0)
+    p = sub.add_parser("check", help="CI gate against the baseline")
+    p.add_argument("--baseline", default=os.path.join(ROOT, "results",
+                                                      "baseline"))
+    common(p, 3.0)
+    p = sub.add_parser("record-baseline", help="write results/baseline")
+    p.add_argument("--out", default=os.path.join(ROOT, "results",
+                                                 "baseline"))
+    args = ap.parse_args(argv)
+    if args.cmd == "run":
+        if args.rounds < 1:
+            ap.error("--rounds must be at least 1")
+        return cmd_run(args)
+    if args.cmd == "diff":
+        return cmd_diff(args)
+    if args.cmd == "check":
+        return cmd_check(args)
+    return cmd_record(args)
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except SystemExit as e:
+        if isinstance(e.code, str):
+            print(e.code, file=sys.stderr)
+            sys.exit(EXIT_ERROR)
+        raise
