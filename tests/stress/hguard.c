@@ -13,7 +13,6 @@
  * "ok - invariants after NAME" or "not ok - ...: what changed".  Exits 0
  * when both are ok.
  */
-
 #include "hutil.h"
 #include <time.h>
 #include <dirent.h>
@@ -21,6 +20,14 @@
 #define CG_ROOT "/sys/fs/cgroup"
 #define CG_TOP CG_ROOT "/hguard"
 #define CG_JOB CG_TOP "/job"
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 static const unsigned long sizes[] = { MB2, GB1 };
 #define NSIZES 2
@@ -154,6 +161,7 @@ int main(int argc, char **argv)
 	struct snap before, after;
 	int status, i, ok_run, bad;
 	const char *name;
+	double t0;
 	pid_t pid;
 
 	if (argc < 3) {
@@ -181,6 +189,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fflush(stdout);
+	t0 = now();
 	pid = fork();
 	if (pid < 0) {
 		perror("fork");
@@ -200,6 +209,7 @@ int main(int argc, char **argv)
 	}
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	t0 = now() - t0;
 	ok_run = WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	if (WIFEXITED(status))
 		printf("%sok - %s%s%.0d\n", ok_run ? "" : "not ",
@@ -222,8 +232,8 @@ int main(int argc, char **argv)
 	if (bad)
 		printf("not ok - invariants after %s:%s\n", name, diffs);
 	else
-		printf("ok - invariants after %s (pool, Committed_AS %ld kB, tainted %ld, cgroup 0)\n",
-		       name, after.committed, after.tainted);
+		printf("ok - invariants after %s (pool, Committed_AS %ld kB, tainted %ld, cgroup 0; ran %.1fs)\n",
+		       name, after.committed, after.tainted, t0);
 	rm_cgroups(CG_TOP);
 	return ok_run && !bad ? 0 : 1;
 }

@@ -1,0 +1,408 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Reliability and security of /dev/hugetlb, in the guest and around it.
+
+    python3 tests/reliability.py --kernel K --initrd I [--seed S]
+        [--stress-seconds 60] [--only NAME[,NAME...]]
+
+Guest boots (each job runs with /proc/sys/kernel/panic_on_warn=1, and every
+program under tests/stress/hguard, which checks that the huge page pools,
+Committed_AS, kernel/tainted, the overcommit sysctls and the hugetlb cgroup
+it ran in are back where they were):
+  functional  tests/stress/hparity.c: pool exhaustion (ENOMEM at mmap against
+              SIGBUS at fault), surplus pages, overcommit_memory=2, hugetlb
+              cgroup v2 max and rsvd.max, node modes and a non-root user,
+              argument errors; /dev/hugetlb and MAP_HUGETLB must agree.  Then
+              the hugetlb_dev kselftest under the same guard.
+  stress      tests/stress/hstress.c: seeded random operations by several
+              processes for --stress-seconds, on 2 MB and 1 GB pages.
+After each boot its console (build/reliability/<name>.console) is scanned
+for BUG:, WARNING:, INFO:, KASAN, UBSAN, lockdep reports, "Bad page",
+oopses and panics.  On a debug kernel (CONFIG_KASAN=y in its config) the
+guest must also have booted with panic_on_warn=1.
+
+Host side:
+  docs        hugetlbpage.rst in the series says what LSMs and seccomp see.
+  bench-hang  bench/run.py whose guest hangs after the fault rows: the run
+              must fail naming the timeout and keep every row.
+  bench-pool  bench/run.py asking for an impossible pool: a clear error.
+  bench-signal  native bench/run.py killed by SIGINT and by SIGTERM mid-run:
+              status "interrupted", rows kept, host sysctls restored
+              (needs root; skipped otherwise).
+
+Ends with "reliability: N passed, N failed, N skipped"; exit 1 on failure.
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "build", "reliability")
+STRESS_BIN = os.path.join(ROOT, "build", "stress")
+# What the console must never show.  Lockdep's reports start with
+# "WARNING:" or "INFO:"; KFENCE's with "BUG: KFENCE".
+SPLAT = re.compile(r"BUG:|WARNING:|INFO:|KASAN|UBSAN|circular locking dependency|"
+                   r"Bad page|general protection fault|kernel BUG|Kernel panic|"
+                   r"Oops|suspicious RCU usage|possible recursive locking")
+TESTS = ("docs", "functional", "stress", "bench-hang", "bench-pool", "bench-signal")
+
+
+class Tally:
+    def __init__(self):
+        self.passed = self.failed = self.skipped = 0
+
+    def record(self, name, ok, detail="", skip=False):
+        if skip:
+            self.skipped += 1
+            word = "SKIP"
+        elif ok:
+            self.passed += 1
+            word = "PASS"
+        else:
+            self.failed += 1
+            word = "FAIL"
+        print("%s %s%s" % (word, name, ": " + detail if detail else ""), flush=True)
+        return ok
+
+
+def tail(text, n=15):
+    return "\n".join(text.strip().splitlines()[-n:])
+
+
+def is_debug_kernel(kernel):
+    cfg = os.path.join(os.path.dirname(os.path.realpath(kernel)), "config")
+    try:
+        with open(cfg) as f:
+            return "CONFIG_KASAN=y\n" in f.read()
+    except OSError:
+        return False
+
+
+def build_programs(t):
+    r = subprocess.run(["make", "--no-print-directory", "-s", "-C",
+                        os.path.join(ROOT, "tests", "stress"), "OUT=" + STRESS_BIN],
+                       capture_output=True, text=True)
+    return t.record("build tests/stress (static)", r.returncode == 0,
+                    tail(r.stdout + r.stderr))
+
+
+def guest_boot(t, args, name, job, pool, timeout, smp=1):
+    """Boot once and run job (a shell script) in the guest.  Each "ok - X"
+    / "not ok - X" line it prints becomes a result; then the exit status,
+    the console and the taint are checked.  Returns the guest's output."""
+    console = os.path.join(OUT, name + ".console")
+    progs = [os.path.join(STRESS_BIN, p) for p in ("hguard", "hparity", "hstress")]
+    prologue = (
+        'echo "@@ panic_on_warn at boot: $(cat /proc/sys/kernel/panic_on_warn)"\n'
+        "echo 1 >/proc/sys/kernel/panic_on_warn\n"
+        'taint0=$(cat /proc/sys/kernel/tainted)\n')
+    epilogue = (
+        '\nrc=$?\ntaint1=$(cat /proc/sys/kernel/tainted)\n'
+        'echo "@@ tainted $taint0 -> $taint1"\nexit $rc\n')
+    argv = [os.path.join(ROOT, "run-qemu.sh"), "--kernel", args.kernel,
+            "--initrd", args.initrd, "--timeout", str(timeout),
+            "--console-log", console, "--smp", str(smp)] + pool
+    for p in progs:
+        argv += ["--add", p]
+    argv += ["--", "sh", "-c", prologue + job + epilogue]
+    start = time.time()
+    try:
+        r = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True,
+                           timeout=timeout + 120)
+        out, err, rc = r.stdout, r.stderr, r.returncode
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        err, rc = "run-qemu.sh itself did not return", 124
+    took = time.time() - start
+    with open(os.path.join(OUT, name + ".out"), "w") as f:
+        f.write(out + "\n---- stderr ----\n" + err)
+    for line in out.splitlines():
+        if re.match(r"# (hstress|hparity|hguard|FAIL|Totals)", line):
+            print("  " + line, flush=True)
+        m = re.match(r"^(ok|not ok) - (.*?)(?: # SKIP (.*))?$", line)
+        if m:
+            t.record("%s: %s" % (name, m.group(2)), m.group(1) == "ok",
+                     m.group(3) or "", skip=m.group(3) is not None)
+    cause = {124: "the guest hung and was killed after %ds" % timeout,
+             125: "the kernel reported a panic, oops, BUG or WARNING",
+             120: "the huge page pool could not be preallocated",
+             126: "the guest died without reporting a status"}.get(rc, "")
+    t.record("%s: guest job exits 0" % name, rc == 0,
+             "exit %d %s (%.0fs)%s" % (rc, cause, took,
+                                       "\n" + tail(err) if rc else ""))
+    try:
+        with open(console, errors="replace") as f:
+            text = f.read().replace("\r", "")
+    except OSError:
+        text = ""
+    hits = [l for l in text.splitlines() if SPLAT.search(l)]
+    t.record("%s: console clean (no BUG/WARNING/INFO/KASAN/UBSAN/lockdep/Bad page)" % name,
+             bool(text) and not hits,
+             "%d bad lines in %s, first: %s" % (len(hits), console, hits[:3])
+             if hits else ("" if text else "no console log at " + console))
+    m = re.search(r"^@@ tainted (\d+) -> (\d+)$", out, re.M)
+    t.record("%s: /proc/sys/kernel/tainted unchanged" % name,
+             m is not None and m.group(1) == m.group(2) == "0",
+             m.group(0)[3:] if m else "the job did not get that far")
+    if args.debug:
+        m = re.search(r"^@@ panic_on_warn at boot: (\d+)$", out, re.M)
+        t.record("%s: debug kernel booted with panic_on_warn=1" % name,
+                 m is not None and m.group(1) == "1",
+                 "panic_on_warn=%s" % (m.group(1) if m else "?"))
+    print("  %s: %.0fs" % (name, took), flush=True)
+    return out
+
+
+def test_docs(t, args):
+    path = os.path.join(ROOT, "kernel", "patches")
+    text = ""
+    for f in sorted(os.listdir(path)):
+        if f.endswith(".patch"):
+            with open(os.path.join(path, f), errors="replace") as fh:
+                text += fh.read()
+    m = re.search(r"\+\+\+ b/Documentation/admin-guide/mm/hugetlbpage.rst\n(.*?)(?=^diff --git|\Z)",
+                  text, re.S | re.M)
+    doc = re.sub(r"\n\+", " ", m.group(1)) if m else ""
+    doc = re.sub(r"\s+", " ", doc)
+    t.record("docs: hugetlbpage.rst says LSMs see open() of the node and "
+             "security_mmap_file() of the internal hugetlbfs file",
+             "open()" in doc and "security_mmap_file()" in doc and "hugetlbfs file" in doc)
+    t.record("docs: hugetlbpage.rst says seccomp sees mmap() with a file descriptor",
+             re.search(r"seccomp filters see an ``mmap\(\)`` with a file descriptor", doc)
+             is not None)
+    t.record("docs: hugetlbpage.rst documents mode 0666 of the nodes",
+             "0666" in doc)
+
+
+def test_functional(t, args):
+    # hguard prints "ok - NAME" for the kselftest and its invariants; the
+    # kselftest's own TAP lines are in build/reliability/functional.out.
+    # (Nothing goes to a file: tmpfs pages count in Committed_AS.)
+    job = "hguard hparity hparity\nhguard hugetlb_dev /selftests/hugetlb_dev"
+    timeout = 900 if args.debug else 400
+    guest_boot(t, args, "functional", job,
+               ["--hugepages", "16", "--hugepages-1g", "1"], timeout)
+
+
+def test_stress(t, args):
+    job = "hguard hstress hstress --seed %d --procs %d --seconds %d --ops %d" % (
+        args.seed, args.procs, args.stress_seconds, args.ops)
+    print("  stress: seed %d, %d processes, %d s; replay: python3 tests/reliability.py "
+          "--kernel %s --initrd %s --only stress --seed %d --stress-seconds %d"
+          % (args.seed, args.procs, args.stress_seconds, args.kernel, args.initrd,
+             args.seed, args.stress_seconds), flush=True)
+    timeout = args.stress_seconds + (600 if args.debug else 300)
+    guest_boot(t, args, "stress", job, ["--hugepages", "64", "--hugepages-1g", "1"],
+               timeout, smp=2)
+
+
+def bench_run(args, extra, name, popen=False):
+    results = os.path.join(OUT, "results-" + name)
+    os.makedirs(results, exist_ok=True)
+    before = set(os.listdir(results))
+    argv = [sys.executable, os.path.join(ROOT, "bench", "run.py"), "--profile", "tiny",
+            "--results-dir", results] + extra
+    if popen:
+        return argv, results, before
+    r = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    return r, new_run_dir(results, before)
+
+
+def new_run_dir(results, before):
+    runs = sorted(d for d in set(os.listdir(results)) - before if d != "latest")
+    return os.path.join(results, runs[-1]) if runs else None
+
+
+def read_meta(run):
+    try:
+        with open(os.path.join(run, "meta.json")) as f:
+            return json.load(f)
+    except (OSError, TypeError, ValueError):
+        return {}
+
+
+def csv_rows(run, bench):
+    try:
+        with open(os.path.join(run, bench + ".csv")) as f:
+            return [l for l in f.read().splitlines()[1:] if l.strip()]
+    except (OSError, TypeError):
+        return []
+
+
+def test_bench_hang(t, args):
+    """The guest runs the real fault benchmark, then hangs."""
+    timeout = 150 if args.debug else 60
+    # bench/run.py's --run-qemu points at this wrapper, which appends a hang
+    # to the guest job (its last argument) and runs the real run-qemu.sh.
+    # ("--" cannot travel in --qemu-arg: argparse drops it.)
+    wrapper = os.path.join(OUT, "run-qemu-then-hang.sh")
+    with open(wrapper, "w") as f:
+        f.write('#!/bin/bash\n# run-qemu.sh whose guest hangs after its job\n'
+                'set -- "${@:1:$#-1}" "${!#}; echo \'guest: job done, now hanging\'; '
+                'sleep 100000"\nexec %s "$@"\n' % os.path.join(ROOT, "run-qemu.sh"))
+    os.chmod(wrapper, 0o755)
+    r, run = bench_run(args, ["--mode", "guest", "--kernel", args.kernel,
+                              "--initrd", args.initrd, "--benches", "fault",
+                              "--backings", "devzero,maphugetlb", "--run-qemu", wrapper,
+                              "--qemu-arg=--timeout", "--qemu-arg=%d" % timeout], "hang")
+    meta = read_meta(run)
+    rows = csv_rows(run, "fault")
+    out = r.stdout + r.stderr
+    t.record("bench-hang: bench/run.py fails when the guest hangs (exit != 0, status failed)",
+             r.returncode != 0 and meta.get("status") == "failed",
+             "exit %d, status %r" % (r.returncode, meta.get("status")))
+    t.record("bench-hang: the error names the cause (guest timed out)",
+             any("timed out" in e for e in meta.get("errors", []))
+             and "timed out" in out,
+             "meta errors %r; output: %s" % (meta.get("errors"), tail(out, 5)))
+    t.record("bench-hang: rows completed before the hang are kept (fault.csv, both backings)",
+             any(l.startswith("devzero,") for l in rows)
+             and any(l.startswith("maphugetlb,") for l in rows),
+             "%d rows in %s" % (len(rows), run))
+
+
+def test_bench_pool(t, args):
+    r, run = bench_run(args, ["--mode", "guest", "--kernel", args.kernel,
+                              "--initrd", args.initrd, "--benches", "fault",
+                              "--backings", "devzero,maphugetlb",
+                              ] + ["--qemu-arg=" + a for a in (
+                                  "--hugepages", "100000", "--mem", "1G",
+                                  "--timeout", "300")], "pool")
+    meta = read_meta(run)
+    out = r.stdout + r.stderr
+    t.record("bench-pool: an impossible pool fails the run with a clear error",
+             r.returncode != 0 and meta.get("status") == "failed"
+             and any("could not be preallocated" in e for e in meta.get("errors", []))
+             and "could not be preallocated" in out,
+             "exit %d, status %r, errors %r; output: %s"
+             % (r.returncode, meta.get("status"), meta.get("errors"), tail(out, 5)))
+
+
+HOST_SYSCTLS = ["/proc/sys/vm/nr_hugepages", "/proc/sys/vm/nr_overcommit_hugepages",
+                "/proc/sys/vm/overcommit_memory",
+                "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages"]
+
+
+def host_sysctls():
+    vals = {}
+    for p in HOST_SYSCTLS:
+        try:
+            with open(p) as f:
+                vals[p] = f.read().strip()
+        except OSError:
+            pass
+    return vals
+
+
+def test_bench_signal(t, args):
+    if os.geteuid() != 0:
+        t.record("bench-signal: native run killed mid-run restores the host's sysctls",
+                 True, "needs root", skip=True)
+        return
+    if not all(os.access(os.path.join(ROOT, "build", "bench", b), os.X_OK)
+               for b in ("fault", "chase")):
+        t.record("bench-signal: native run killed mid-run", False,
+                 "build/bench/{fault,chase} missing: run 'make initramfs' first")
+        return
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        name = "SIG" + ("INT" if sig == signal.SIGINT else "TERM")
+        sizes = "64M"
+        for attempt in range(3):
+            saved = host_sysctls()
+            argv, results, before = bench_run(
+                args, ["--mode", "native", "--benches", "fault,chase",
+                       "--backings", "devzero,maphugetlb", "--sizes", sizes],
+                "signal", popen=True)
+            proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True)
+            # Mid-run: the pool was raised and the first rows are written.
+            deadline = time.time() + 120
+            run = None
+            while time.time() < deadline and proc.poll() is None:
+                run = run or new_run_dir(results, before)
+                if run and csv_rows(run, "fault"):
+                    break
+                time.sleep(0.05)
+            raised = host_sysctls() != saved
+            rows_then = len(csv_rows(run, "fault")) if run else 0
+            proc.send_signal(sig)
+            try:
+                out, _ = proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, _ = proc.communicate()
+            run = run or new_run_dir(results, before)
+            meta = read_meta(run)
+            if meta.get("status") == "complete":
+                sizes = {"64M": "256M", "256M": "512M"}.get(sizes, sizes)
+                continue        # finished before the signal: make it longer
+            after = host_sysctls()
+            t.record("bench-signal: %s mid-run: status interrupted, exit 130" % name,
+                     proc.returncode == 130 and meta.get("status") == "interrupted",
+                     "exit %s, status %r; %s" % (proc.returncode, meta.get("status"),
+                                                tail(out, 3)))
+            t.record("bench-signal: %s mid-run: the %d fault rows written before it are kept"
+                     % (name, rows_then),
+                     rows_then > 0 and len(csv_rows(run, "fault")) >= rows_then)
+            t.record("bench-signal: %s mid-run: host sysctls restored%s"
+                     % (name, " (the pool had been raised)" if raised else ""),
+                     after == saved, "before %r after %r" % (saved, after))
+            break
+        else:
+            t.record("bench-signal: %s mid-run" % name, False,
+                     "the run always finished before the signal")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kernel", default=os.path.join(ROOT, "build", "kernel", "bzImage"))
+    ap.add_argument("--initrd", default=os.path.join(ROOT, "build", "initramfs.cpio"))
+    ap.add_argument("--seed", type=int, default=int(os.environ.get("RELIABILITY_SEED", "1")))
+    ap.add_argument("--stress-seconds", type=int, default=60)
+    ap.add_argument("--procs", type=int, default=4)
+    ap.add_argument("--ops", type=int, default=1000000,
+                    help="operations per stress process at most")
+    ap.add_argument("--only", help="comma list of: " + ",".join(TESTS))
+    args = ap.parse_args()
+    args.kernel = os.path.abspath(args.kernel)
+    args.initrd = os.path.abspath(args.initrd)
+    args.debug = is_debug_kernel(args.kernel)
+    only = args.only.split(",") if args.only else TESTS
+    bad = [x for x in only if x not in TESTS]
+    if bad:
+        ap.error("unknown test %s" % bad)
+    os.makedirs(OUT, exist_ok=True)
+    print("reliability: kernel %s (%s), initrd %s" % (
+        args.kernel, "debug" if args.debug else "normal", args.initrd), flush=True)
+    start = time.time()
+    t = Tally()
+    guest_ok = all(os.path.exists(p) for p in (args.kernel, args.initrd))
+    needs_guest = {"functional", "stress", "bench-hang", "bench-pool"}
+    if not guest_ok and needs_guest & set(only):
+        t.record("kernel and initramfs present", False,
+                 "missing %s or %s: run 'make kernel initramfs'" % (args.kernel, args.initrd))
+    built = build_programs(t) if {"functional", "stress"} & set(only) else True
+    for name in only:
+        if name in needs_guest and not guest_ok:
+            continue
+        if name in ("functional", "stress") and not built:
+            continue
+        t0 = time.time()
+        print("== %s" % name, flush=True)
+        {"docs": test_docs, "functional": test_functional, "stress": test_stress,
+         "bench-hang": test_bench_hang, "bench-pool": test_bench_pool,
+         "bench-signal": test_bench_signal}[name](t, args)
+        print("  (%s took %.0fs)" % (name, time.time() - t0), flush=True)
+    print("reliability: took %.0fs on the %s kernel" % (
+        time.time() - start, "debug" if args.debug else "normal"))
+    print("reliability: %d passed, %d failed, %d skipped" % (t.passed, t.failed, t.skipped))
+    return 1 if t.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
