@@ -16,8 +16,10 @@
         Compare run folders that already exist (no build, no boot).
 
 Revisions: current (kernel/patches), v1 (kernel/v1/patches), slow
-(kernel/patches + kernel/test-only, a deliberate regression), or any git
-revision of this repository (its kernel/patches, taken with git archive).
+(kernel/patches + kernel/test-only, a deliberate regression), any git
+revision of this repository (its kernel/patches, taken with git archive),
+or image:<path to a built bzImage> (its folder must hold selftests/, as
+kernel/build.sh leaves it) to reuse a kernel without building.
 
 Exit status: 0 nothing regressed; 1 a point regressed beyond the
 threshold; 2 something could not be built or measured; 3 the runs'
@@ -456,6 +458,12 @@ def series_dir(rev, work):
 def build_kernel(rev, work, variant=None):
     """Build (or find cached) the kernel of rev.  Returns (bzImage path,
     build key folder)."""
+    if rev.startswith("image:"):
+        # An already built kernel: image:build/kernel/<key>/bzImage
+        image = os.path.realpath(os.path.join(ROOT, rev[len("image:"):]))
+        if not os.path.isfile(image):
+            raise SystemExit("compare: no kernel image at %s" % image)
+        return image, os.path.dirname(image)
     d = series_dir(rev, work)
     variant = variant or "cmp-" + safe(rev)
     rc = sh([os.path.join(ROOT, "kernel", "build.sh"), "--patches", d,
@@ -500,7 +508,7 @@ def bench_run(kernel, initrd, results_dir, args, log):
            "--backings", args.backings, "--results-dir", results_dir,
            "--no-1g"]
     if args.icount:
-        cmd += ["--qemu-arg", "--icount"]
+        cmd += ["--qemu-arg=--icount"]
     before = set(os.listdir(results_dir)) if os.path.isdir(results_dir) \
         else set()
     rc = sh(cmd, log=log, cwd=ROOT)
@@ -659,7 +667,10 @@ def check_side(args, outdir):
     work = os.path.join(ROOT, "build", "compare")
     bins = bench_bins()
     # The main kernel (build/kernel/bzImage): shared with make kernel.
-    kernel, keydir = build_kernel("current", work, variant="bzImage")
+    if args.rev == "current":
+        kernel, keydir = build_kernel("current", work, variant="bzImage")
+    else:
+        kernel, keydir = build_kernel(args.rev, work)
     initrd = build_initramfs(keydir, bins, work)
     return bench_run(kernel, initrd, os.path.join(outdir, "runs"), args,
                      os.path.join(outdir, "bench.log"))
@@ -679,14 +690,21 @@ def cmd_check(args):
         bmeta.get("series_id"), bmeta.get("git_rev"),
         load_run(run)[0].get("series_id")))
     return finish(args, outdir, [load_run(base)], [load_run(run)],
-                  "baseline", "current", gate_modes=CHECK_MODES)
+                  "baseline", args.rev, gate_modes=CHECK_MODES)
 
 
 def cmd_record(args):
     tmp = os.path.join(ROOT, "build", "compare", "baseline-tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
-    run = check_side(args, tmp)
+    run = args.from_run or check_side(args, tmp)
+    m = load_run(run)[0]
+    f = meta_fields(m)
+    if (f["timing_source"] != "icount" or m.get("status") != "complete" or
+            m.get("profile") != CHECK_ARGS["profile"]):
+        print("compare: %s is not a complete icount run of the %s profile"
+              % (run, CHECK_ARGS["profile"]))
+        return EXIT_ERROR
     out = args.out
     os.makedirs(out, exist_ok=True)
     for f in ("fault.csv", "meta.json"):
@@ -724,8 +742,13 @@ def main(argv=None):
     p = sub.add_parser("check", help="CI gate against the baseline")
     p.add_argument("--baseline", default=os.path.join(ROOT, "results",
                                                       "baseline"))
+    p.add_argument("--rev", default="current",
+                   help="revision to check (default current)")
     common(p, 3.0)
     p = sub.add_parser("record-baseline", help="write results/baseline")
+    p.add_argument("--rev", default="current")
+    p.add_argument("--from-run", help="an existing run folder of the check "
+                   "matrix to keep instead of running one")
     p.add_argument("--out", default=os.path.join(ROOT, "results",
                                                  "baseline"))
     args = ap.parse_args(argv)

@@ -24,7 +24,8 @@ set key outside bottom center horizontal noenhanced
 set xtics nomirror noenhanced
 set bars small
 
-plot dat using ($3 == 0 ? $1 - 0.15 : NaN):4:xtic(2) with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'A = '.la.' (each boot)', \
+plot med using 1:3:xtic(2) with points ps 0 notitle, \
+     dat using ($3 == 0 ? $1 - 0.15 : NaN):4 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'A = '.la.' (each boot)', \
      dat using ($3 == 1 ? $1 + 0.15 : NaN):4 with points pt 5 ps 0.8 lc rgb '#d62728' title 'B = '.lb.' (each boot)', \
      med using ($1 - 0.15):3 with points pt 6 ps 2.5 lw 2 lc rgb '#1f77b4' title 'median A', \
      med using ($1 + 0.15):4 with points pt 4 ps 2.5 lw 2 lc rgb '#d62728' title 'median B', \
