@@ -168,7 +168,7 @@ static int run(const struct bench_opts *o, struct counters *c)
 			rc = 2;
 			continue;
 		}
-		memset(m.addr, 1, m.len);
+		memset(m.addr, 1, max_size(o));
 		if (backing_verify(&m, &kb, why, sizeof(why))) {
 			emit_error("%s", why);
 			emit_backing_meta(b, "failed", why, 0);
