@@ -21,7 +21,7 @@ THRESHOLD ?= 5
 CHECK_THRESHOLD ?= 3
 COMPARE_PROFILE ?= tiny
 COMPARE_BENCHES ?= fault
-COMPARE_BACKINGS ?= devhugetlb,maphugetlb,hugetlbfs
+COMPARE_BACKINGS ?= devhugetlb,maphugetlb
 ifeq ($(ICOUNT),1)
 ROUNDS ?= 2
 else
@@ -30,7 +30,7 @@ endif
 
 .PHONY: compare check-regression record-baseline test-compare
 
-compare:
+compare: deps
 	@if [ -z "$(A)" ] || [ -z "$(B)" ]; then \
 		echo "usage: make compare A=<rev> B=<rev> [ICOUNT=1] (rev: current, v1, slow or a git revision)" >&2; \
 		exit 2; fi
@@ -39,10 +39,10 @@ compare:
 		--benches $(COMPARE_BENCHES) --backings $(COMPARE_BACKINGS) \
 		$(if $(filter 1,$(ICOUNT)),--icount)
 
-check-regression:
+check-regression: deps
 	python3 compare/compare.py check --threshold $(CHECK_THRESHOLD)
 
-record-baseline:
+record-baseline: deps
 	python3 compare/compare.py record-baseline
 
 test-compare:

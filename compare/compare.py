@@ -732,7 +732,7 @@ def main(argv=None):
     p.add_argument("--icount", action="store_true")
     p.add_argument("--profile", default="tiny")
     p.add_argument("--benches", default="fault")
-    p.add_argument("--backings", default="devhugetlb,maphugetlb,hugetlbfs")
+    p.add_argument("--backings", default="devhugetlb,maphugetlb")
     common(p, 5.0)
     p = sub.add_parser("diff", help="compare existing run folders")
     p.add_argument("a", help="run folder(s) of A, comma separated")
