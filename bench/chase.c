@@ -159,7 +159,7 @@ static void measure(const struct bench_opts *o, struct counters *c,
 	struct stats st, sc, sdl, sds, swk;
 	double ml1 = 0, mwk = 0;
 	int model_ok;
-	char b[5][32];
+	char b[6][32];
 
 	if (n < 2)
 		goto out;
@@ -220,7 +220,7 @@ static void measure(const struct bench_opts *o, struct counters *c,
 		 hop == HOP_PAGE ? "page" : "line", st.cv, o->reps,
 		 (unsigned long long)hops,
 		 fmt_opt(b[4], 32, ok[EV_CYCLES], sc.median),
-		 fmt_opt(b[0], 32, ok[EV_DTLB_STORE_MISSES], sds.median),
+		 fmt_opt(b[5], 32, ok[EV_DTLB_STORE_MISSES], sds.median),
 		 tlb_spec(o->model) == o->model ? "custom" : o->model);
 	progress("%-14s %-4s %10zu B (%d/%d): %8.2f ns/access  cv %.3f  "
 		 "model walks/1k %.1f", m->b->name,
