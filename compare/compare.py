@@ -494,10 +494,12 @@ def build_initramfs(keydir, bins, work):
                                    for p in deps):
         return out
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    rc = sh([os.path.join(ROOT, "kernel", "initramfs", "build.sh"), out,
+    tmp = "%s.tmp%d" % (out, os.getpid())
+    rc = sh([os.path.join(ROOT, "kernel", "initramfs", "build.sh"), tmp,
              os.path.join(keydir, "selftests")] + bins)
     if rc:
         raise SystemExit("compare: initramfs build failed for %s" % keydir)
+    os.replace(tmp, out)  # atomic: a concurrent compare never sees half
     return out
 
 
@@ -509,6 +511,12 @@ def bench_run(kernel, initrd, results_dir, args, log):
            "--no-1g"]
     if args.icount:
         cmd += ["--qemu-arg=--icount"]
+    # Our own console log: run-qemu.sh reads the guest's exit status from
+    # it, and the default build/console.log is shared with every other
+    # guest started from this tree.
+    os.makedirs(results_dir, exist_ok=True)
+    cmd += ["--qemu-arg=--console-log", "--qemu-arg=" + os.path.join(
+        results_dir, "console-%d.log" % len(os.listdir(results_dir)))]
     before = set(os.listdir(results_dir)) if os.path.isdir(results_dir) \
         else set()
     rc = sh(cmd, log=log, cwd=ROOT)
