@@ -77,7 +77,7 @@ def profile(name, mode, mem_available=None):
             QUICK_SIZES + ["512M", "768M", "1G"]
         p = {
             "chase": ["--sizes", ",".join(sizes), "--reps", "5",
-                      "--warmup", "1", "--hops", "128K" if guest else "1M",
+                      "--warmup", "1", "--hops", "64K" if guest else "1M",
                       "--hop", "line" if guest else "both"],
             "stream": ["--sizes", "64K,1M,8M,64M" if guest else
                        "64K,1M,8M,64M,256M,1G", "--reps", "5", "--warmup",
