@@ -515,13 +515,14 @@ def bench_run(kernel, initrd, results_dir, args, log):
     # it, and the default build/console.log is shared with every other
     # guest started from this tree.
     os.makedirs(results_dir, exist_ok=True)
+    n = len([x for x in os.listdir(results_dir) if x.startswith("console-")])
     cmd += ["--qemu-arg=--console-log", "--qemu-arg=" + os.path.join(
-        results_dir, "console-%d.log" % len(os.listdir(results_dir)))]
+        results_dir, "console-%d.log" % n)]
     before = set(os.listdir(results_dir)) if os.path.isdir(results_dir) \
         else set()
     rc = sh(cmd, log=log, cwd=ROOT)
     new = sorted(x for x in set(os.listdir(results_dir)) - before
-                 if x != "latest")
+                 if os.path.isfile(os.path.join(results_dir, x, "meta.json")))
     if rc or not new:
         raise SystemExit("compare: benchmark run failed (%d); see %s" % (
             rc, log))
