@@ -619,8 +619,9 @@ def cmd_run(args):
     work = os.path.join(ROOT, "build", "compare")
     os.makedirs(work, exist_ok=True)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    outdir = os.path.join(ROOT, "results", "compare-%s-%s-vs-%s%s" % (
-        stamp, safe(args.a), safe(args.b), "-icount" if args.icount else ""))
+    outdir = os.path.join(ROOT, "results", "compare-%s-%s-vs-%s%s-%d" % (
+        stamp, safe(args.a), safe(args.b), "-icount" if args.icount else "",
+        os.getpid()))
     os.makedirs(outdir)
     log = os.path.join(outdir, "bench.log")
     bins = bench_bins()
@@ -661,7 +662,8 @@ def cmd_diff(args):
                                       datetime.datetime.now().strftime(
                                           "%Y%m%d-%H%M%S"))
     os.makedirs(outdir, exist_ok=True)
-    return finish(args, outdir, runs_a, runs_b, args.a, args.b)
+    return finish(args, outdir, runs_a, runs_b, args.label_a or args.a,
+                  args.label_b or args.b)
 
 
 # The CI gate's matrix: small, one icount boot, the paths the series owns.
@@ -691,7 +693,8 @@ def cmd_check(args):
         print("compare: no baseline at %s: make record-baseline" % base)
         return EXIT_ERROR
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    outdir = os.path.join(ROOT, "results", "check-regression-" + stamp)
+    outdir = os.path.join(ROOT, "results", "check-regression-%s-%d" % (
+        stamp, os.getpid()))
     os.makedirs(outdir)
     run = check_side(args, outdir)
     bmeta, _ = load_run(base)
@@ -747,6 +750,8 @@ def main(argv=None):
     p.add_argument("a", help="run folder(s) of A, comma separated")
     p.add_argument("b", help="run folder(s) of B, comma separated")
     p.add_argument("--out")
+    p.add_argument("--label-a", help="name of A in the table and figures")
+    p.add_argument("--label-b", help="name of B in the table and figures")
     common(p, 5.0)
     p = sub.add_parser("check", help="CI gate against the baseline")
     p.add_argument("--baseline", default=os.path.join(ROOT, "results",
