@@ -52,11 +52,15 @@ key=$({
 	echo "$srcver"
 	echo "$series_id"
 	cat "${configs[@]}"
-	cat "$root/kernel/build.sh"
 } | hash)
 
 out="$root/build/kernel/$key"
 link="$root/build/kernel/$variant"
+# Two builds of one key share build/obj/<key>: the second waits, then
+# finds the first's result.
+mkdir -p "$root/build/kernel"
+exec 9>"$out.lock"
+flock 9
 if [ -f "$out/bzImage" ]; then
 	ln -sfn "$key/bzImage" "$link"
 	ln -sfn "$key/bzImage.series" "$link.series"
@@ -66,6 +70,10 @@ fi
 
 start=$(date +%s)
 src="$root/build/src/$series_id"
+# Variants of one series share the extracted tree: extract it once.
+mkdir -p "$root/build/src"
+exec 8>"$src.lock"
+flock 8
 if [ ! -f "$src/.series-applied" ]; then
 	echo "kernel: extracting $(basename "$tarball") and applying ${#series_files[@]} patches"
 	rm -rf "$src"
@@ -79,6 +87,7 @@ if [ ! -f "$src/.series-applied" ]; then
 	done
 	touch "$src/.series-applied"
 fi
+exec 8>&-
 
 obj="$root/build/obj/$key"
 mkdir -p "$obj"
