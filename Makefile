@@ -27,6 +27,7 @@ KERNEL := build/kernel/$(KERNEL_VARIANT)
 
 include bench/bench.mk
 include plots/plots.mk
+include compare/compare.mk
 
 .PHONY: help deps kernel initramfs test bench checkpatch clean
 
@@ -39,6 +40,8 @@ help:
 	@echo "make bench-native the same benchmarks on this host's kernel"
 	@echo "make plots        render results/latest (RUN=results/<id> for another run)"
 	@echo "make checkpatch   scripts/checkpatch.pl --strict on every patch"
+	@echo "make compare A=<rev> B=<rev> [ICOUNT=1]   did performance move? (rev: current, v1, slow, git rev)"
+	@echo "make check-regression   deterministic fault/mmap cost against results/baseline"
 	@echo "./run-qemu.sh --help   boot the guest by hand"
 
 deps:

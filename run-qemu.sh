@@ -156,9 +156,16 @@ fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/run-qemu.XXXXXX")
 qemu_pid=
+# The console is written inside $work, so guests running side by side never
+# share a file, and moved to --console-log when the guest is gone.
 cleanup() {
 	if [ -n "$qemu_pid" ]; then
 		kill "$qemu_pid" 2>/dev/null || true
+		wait "$qemu_pid" 2>/dev/null || true
+	fi
+	if [ -f "$work/console.log" ]; then
+		mkdir -p "$(dirname "$console_log")"
+		tr -d '\r' <"$work/console.log" >"$console_log.$$" && mv "$console_log.$$" "$console_log"
 	fi
 	rm -rf "$work"
 }
@@ -220,7 +227,6 @@ if [ "$dry_run" = 1 ]; then
 	done
 	exit 0
 fi
-mkdir -p "$(dirname "$console_log")"
 if [ "$shell" = 1 ]; then
 	# ttyS0 is both console and shell; Ctrl-A X quits QEMU.
 	qemu+=(-serial mon:stdio)
@@ -229,12 +235,12 @@ if [ "$shell" = 1 ]; then
 fi
 # ttyS0 carries the kernel console to a file; ttyS1 carries the job's output
 # to our stdout, so the two never interleave.
-qemu+=(-serial "file:$console_log" -chardev stdio,id=job,signal=off
+qemu+=(-serial "file:$work/console.log" -chardev stdio,id=job,signal=off
 	-serial chardev:job)
 
 console_tail() {
 	echo "---- last 40 console lines ($console_log) ----" >&2
-	tail -n 40 "$console_log" | tr -d '\r' >&2
+	tail -n 40 "$work/console.log" | tr -d '\r' >&2
 }
 
 start=$SECONDS
@@ -255,8 +261,8 @@ qemu_rc=0
 wait "$qemu_pid" || qemu_rc=$?
 qemu_pid=
 
-console=$(tr -d '\r' <"$console_log")
-if grep -qE 'Kernel panic|Oops|BUG:|WARNING:|general protection fault|UBSAN:|KASAN|circular locking dependency|Bad page' <<<"$console"; then
+console=$(tr -d '\r' <"$work/console.log")
+if grep -qE 'Kernel panic|Oops|BUG:|WARNING:|INFO:|general protection fault|UBSAN:|KASAN|circular locking dependency|Bad page' <<<"$console"; then
 	echo "run-qemu.sh: the kernel reported a panic, oops, BUG or WARNING" >&2
 	console_tail
 	exit 125

@@ -2,7 +2,7 @@
 """`make test`: every test of the project, ending with `N passed, N failed`.
 
 Stages, in order; a stage that cannot run counts as failed, never as passed:
-  1. host unit tests (tests/host, and the bench and plots suites);
+  1. host unit tests (tests/host, and the bench, plots and compare suites);
   2. build the kernel and initramfs (`make kernel initramfs`);
   3. checkpatch --strict on every patch of the series;
   4. the guest runner's own behaviour (exit status, --add, pool shortfall,
@@ -11,7 +11,9 @@ Stages, in order; a stage that cannot run counts as failed, never as passed:
      with a pool check around each;
   6. reliability and security in the guest (tests/reliability.py): stress,
      pool exhaustion, overcommit, permissions, cgroup limits;
-  7. the benchmark suite's guest test (tests/bench/guest_test.sh).
+  7. check-regression: the deterministic (icount) mmap and fault cost of
+     the series against the committed baseline;
+  8. the benchmark suite's guest test (tests/bench/guest_test.sh).
 """
 import argparse
 import os
@@ -195,6 +197,17 @@ def kselftests(tally, args):
                  "exit %d, %r" % (r.returncode, empty))
 
 
+def check_regression(tally):
+    """The series' mmap and fault paths against results/baseline (icount)."""
+    print("== check-regression", flush=True)
+    r = subprocess.run(["make", "--no-print-directory", "check-regression"], cwd=ROOT,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=1200)
+    sys.stdout.write(r.stdout)
+    tally.record("check-regression against results/baseline", r.returncode == 0,
+                 "exit %d" % r.returncode)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kernel", default="build/kernel/bzImage")
@@ -207,6 +220,7 @@ def main():
     host_unit_tests(tally)
     suite_with_summary(tally, "bench unit tests", ["make", "--no-print-directory", "test-bench"], 900)
     suite_with_summary(tally, "plots tests", ["make", "--no-print-directory", "test-plots"], 600)
+    suite_with_summary(tally, "compare unit tests", ["make", "--no-print-directory", "test-compare"], 600)
     if build(tally, make_args):
         checkpatch(tally)
         guest_harness(tally, args)
@@ -214,6 +228,7 @@ def main():
         suite_with_summary(tally, "reliability and security in the guest",
                            ["python3", "tests/reliability.py", "--kernel", args.kernel,
                             "--initrd", args.initrd], 3600)
+        check_regression(tally)
         guest_test = os.path.join(ROOT, "tests", "bench", "guest_test.sh")
         if os.path.exists(guest_test):
             suite_with_summary(tally, "bench guest test", [guest_test, "--kernel", args.kernel,
