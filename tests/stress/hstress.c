@@ -49,6 +49,7 @@ struct map {
 	char *addr;
 	unsigned long psize;
 	int npages, method, shared, noreserve;
+	int split;		/* partly mprotect()ed: maybe several vmas */
 	struct page pg[MAXPG];
 };
 
@@ -362,6 +363,9 @@ static void op_mremap(void)
 		int n = 1 + rnd(m->npages - 1);
 
 		p = mremap(m->addr, mlen(m), n * m->psize, 0);
+		/* mremap() wants one vma; mprotect() may have split it. */
+		if (p == MAP_FAILED && errno == EFAULT && m->split)
+			return;
 		if (p != m->addr)
 			fail("mremap shrink %d -> %d pages: %s", m->npages, n,
 			     p == MAP_FAILED ? strerror(errno) : "moved");
@@ -372,6 +376,8 @@ static void op_mremap(void)
 		if (!to)
 			return;
 		p = mremap(m->addr, mlen(m), mlen(m), MREMAP_MAYMOVE | MREMAP_FIXED, to);
+		if (p == MAP_FAILED && errno == EFAULT && m->split)
+			return;
 		if (p != to) {
 			fail("mremap move of %d pages: %s", m->npages,
 			     p == MAP_FAILED ? strerror(errno) : "wrong place");
@@ -384,6 +390,8 @@ static void op_mremap(void)
 		/* Growing a hugetlb mapping is refused (split reservations). */
 		p = mremap(m->addr, mlen(m), mlen(m) + m->psize, MREMAP_MAYMOVE);
 		count(&st->checks);
+		if (p == MAP_FAILED && errno == EFAULT && m->split)
+			return;
 		if (p != MAP_FAILED || errno != EINVAL) {
 			fail("mremap grow of %s: %s, want EINVAL", method_name[m->method],
 			     p == MAP_FAILED ? strerror(errno) : "grew");
@@ -413,6 +421,8 @@ static void op_mprotect(void)
 	}
 	for (int i = a; i < b; i++)
 		m->pg[i].writable = w;
+	if (a > 0 || b < m->npages)
+		m->split = 1;
 }
 
 static void op_madvise(void)
@@ -442,17 +452,20 @@ static void op_madvise(void)
 static void op_bad_range(void)
 {
 	struct map *m;
-	int k, r = 0;
+	int k, r = 0, i;
 	char *p;
 
 	if (!nmaps)
 		return;
 	m = &maps[rnd(nmaps)];
-	p = m->addr + rnd(m->npages) * m->psize + 4096 * (1 + rnd(511));
+	i = rnd(m->npages);
+	p = m->addr + i * m->psize + 4096 * (1 + rnd(511));
 	k = rnd(4);
 	switch (k) {
 	case 0: r = munmap(p, 4096); break;
-	case 1: r = mprotect(p, 4096, PROT_READ); break;
+	/* A change of protection, or there is nothing to split. */
+	case 1: r = mprotect(p, 4096, m->pg[i].writable ? PROT_READ :
+			     PROT_READ | PROT_WRITE); break;
 	case 2: r = madvise(p, 4096, MADV_DONTNEED); break;
 	default: r = mremap(m->addr, mlen(m), mlen(m), MREMAP_MAYMOVE | MREMAP_FIXED,
 			    p) == MAP_FAILED ? -1 : 0; break;
