@@ -198,7 +198,9 @@ fi
 (cd "$work/root" && find . | cpio --quiet -o -H newc -R 0:0) >"$work/job.cpio"
 cat "$initrd" "$work/job.cpio" >"$work/initrd.cpio"
 
-append="console=ttyS0 panic=-1 rdinit=/init"
+# tsc=reliable: on a loaded TCG host the clocksource watchdog can declare
+# the TSC unstable and drop to a slower, coarser clock mid-run.
+append="console=ttyS0 panic=-1 rdinit=/init tsc=reliable"
 # Naming 1G even with no pages registers the size, as on a distribution
 # kernel, so /dev/hugetlb-1048576kB exists with an empty pool.
 append+=" hugepagesz=2M hugepages=$hugepages hugepagesz=1G hugepages=$hugepages_1g"
