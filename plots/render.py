@@ -22,6 +22,7 @@ import os
 import statistics
 import subprocess
 import sys
+import textwrap
 
 PLOTS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(PLOTS)
@@ -511,7 +512,9 @@ def main(argv=None):
             bk = " ".join(chase.backings(rows))
             hopargs = [chase.col_number("hop"), hop] if hop else []
             jobs.append(("latency" + sfx, "latency.gp", chase, timing, bk, "", *hopargs))
-            jobs.append(("tlb" + sfx, "tlb.gp", chase, "", bk, counters_note, *hopargs))
+            # Broken into lines so a long reason stays inside the figure.
+            wrapped = "\n".join(textwrap.wrap(counters_note, 110))
+            jobs.append(("tlb" + sfx, "tlb.gp", chase, "", bk, wrapped, *hopargs))
             if chase.has("model_l1_misses_per_1k", rows) or chase.has("model_walks_per_1k", rows):
                 jobs.append(("tlb-model" + sfx, "tlb-model.gp", chase, "", bk, geometry,
                              *hopargs))
