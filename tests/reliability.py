@@ -23,8 +23,10 @@ guest must also have booted with panic_on_warn=1.
 
 Host side:
   docs        hugetlbpage.rst in the series says what LSMs and seccomp see.
-  bench-hang  bench/run.py whose guest hangs after the fault rows: the run
-              must fail naming the timeout and keep every row.
+  bench-hang  bench/run.py --run-qemu <wrapper that appends a hang to the
+              guest job>: after the fault rows the guest hangs until
+              run-qemu.sh's --timeout; the run must fail naming the
+              timeout and keep every row.
   bench-pool  bench/run.py asking for an impossible pool: a clear error.
   bench-signal  native bench/run.py killed by SIGINT and by SIGTERM mid-run:
               status "interrupted", rows kept, host sysctls restored
