@@ -576,7 +576,9 @@ def main(argv=None):
         if guest:
             rc = stream_lines(cmds[0], res, cwd=ROOT)
             reason = {120: "huge pages could not be preallocated",
-                      124: "guest timed out", 125: "guest kernel panic/oops"}
+                      124: "guest timed out", 125: "guest kernel panic/oops",
+                      126: "guest died without reporting a status (QEMU killed?)",
+                      130: "interrupted"}
             if rc in reason:
                 res.meta["errors"].append("run-qemu.sh: " + reason[rc])
                 print("bench: run-qemu.sh exit %d: %s" % (rc, reason[rc]),
