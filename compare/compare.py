@@ -544,6 +544,16 @@ def interleaved(sides, rounds, args, log):
 
 # ------------------------------------------------------------------- figures
 
+def timing_label(meta):
+    """Where a figure's numbers come from, for its title."""
+    return {
+        "icount": "QEMU -icount: instruction-count time, not hardware",
+        "tcg": "TCG: emulated timing, not hardware",
+        "kvm": "wall time in a KVM guest",
+        "native": "wall time on the host",
+    }.get(meta.get("timing_source"), "timing source not recorded")
+
+
 def write_figures(results, runs_a, runs_b, outdir, la, lb):
     """One overlay per backing: every repetition of A and B per point, with
     the medians, on a log axis; svg and png through compare/overlay.gp."""
@@ -571,8 +581,8 @@ def write_figures(results, runs_a, runs_b, outdir, la, lb):
                 f.write("%d \"%s\" %.6g %.6g %.3f \"%s\"\n" % (
                     i, lab, r["median_a"], r["median_b"], r["delta_pct"],
                     r["verdict"]))
-        title = "%s, %s: A=%s vs B=%s (%s)" % (bench, backing, la, lb,
-                                               rs[0]["metric"])
+        title = "%s, %s: A=%s vs B=%s (%s; %s)" % (
+            bench, backing, la, lb, rs[0]["metric"], timing_label(runs_a[0][0]))
         for term in ("svg", "png"):
             rc = subprocess.run(
                 ["gnuplot", "-e", "dat='%s.dat'; med='%s.med'; out='%s.%s'; "
