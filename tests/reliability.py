@@ -10,7 +10,8 @@ program under tests/stress/hguard, which checks that the huge page pools,
 Committed_AS, kernel/tainted, the overcommit sysctls and the hugetlb cgroup
 it ran in are back where they were):
   functional  tests/stress/hparity.c: pool exhaustion (ENOMEM at mmap against
-              SIGBUS at fault), surplus pages, overcommit_memory=2, hugetlb
+              SIGBUS at fault), surplus pages, refault after MADV_DONTNEED
+              (is the reservation given back?), overcommit_memory=2, hugetlb
               cgroup v2 max and rsvd.max, node modes and a non-root user,
               argument errors; /dev/hugetlb and MAP_HUGETLB must agree.  Then
               the hugetlb_dev kselftest under the same guard.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * hparity: /dev/hugetlb against MAP_HUGETLB where the pool, overcommit,
- * hugetlb cgroup limits and permissions decide the outcome.  Every case
+ * reservations given back by MADV_DONTNEED, hugetlb cgroup limits and
+ * permissions decide the outcome.  Every case
  * runs once per method and both outcomes must be equal and as expected.
  * Prints one TAP-style "ok - ..." / "not ok - ..." line per case; exits 1
  * if any failed.  Run as root in a guest with at least 8 free 2 MB pages;
@@ -193,6 +194,88 @@ static void test_surplus(void)
 	report(hp_read(MB2, "surplus_hugepages") == 0,
 	       "surplus pages go back to the buddy allocator after munmap (surplus_hugepages %ld)",
 	       hp_read(MB2, "surplus_hugepages"));
+}
+
+/*
+ * Refault after MADV_DONTNEED, with the rest of the pool taken by another
+ * mapping.  A private page's first fault (a read too) uses up its
+ * reservation; zapping the page gives it back, but only while the pool
+ * has no surplus pages (6.12 __unmap_hugepage_range()), so the refault
+ * SIGBUSes if a surplus page existed at the zap.  A shared page stays in
+ * the file and reads back.  Returns 1 on SIGBUS, -1 if a step failed;
+ * *avail is the free, unreserved page count just after the zap.
+ */
+static int refault(enum method m, int flags, int with_surplus, long *avail)
+{
+	long old = hp_read(MB2, "nr_overcommit_hugepages");
+	char *p, *q = MAP_FAILED;
+	long qpages = F - 1;
+	int ret = -1;
+	uint64_t v;
+
+	*avail = -1;
+	p = hmap(m, MB2, NULL, MB2, PROT_READ | PROT_WRITE, flags, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	if (touch_read((uint64_t *)p, &v))
+		goto out;
+	/* F - 1 free pages and one surplus page: reserved by q. */
+	if (with_surplus) {
+		qpages = F;
+		if (hp_write(MB2, "nr_overcommit_hugepages", 1))
+			goto out;
+		q = hmap(m, MB2, NULL, qpages * MB2, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE, 0);
+		hp_write(MB2, "nr_overcommit_hugepages", old);
+		if (q == MAP_FAILED || hp_read(MB2, "surplus_hugepages") != 1)
+			goto out;
+	}
+	if (madvise(p, MB2, MADV_DONTNEED))
+		goto out;
+	*avail = hp_avail(MB2);
+	if (!with_surplus) {
+		qpages = *avail;
+		q = hmap(m, MB2, NULL, qpages * MB2, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE, 0);
+		if (q == MAP_FAILED)
+			goto out;
+	}
+	ret = touch_read((uint64_t *)p, &v);
+out:
+	if (q != MAP_FAILED)
+		munmap(q, qpages * MB2);
+	munmap(p, MB2);
+	return ret;
+}
+
+static void test_refault(void)
+{
+	static const struct {
+		int flags, with_surplus, sigbus;
+		const char *what;
+	} c[] = {
+		{ MAP_PRIVATE, 0, 0, "private page read, MADV_DONTNEED: reservation given back, refault works with the pool taken" },
+		{ MAP_PRIVATE, 1, 1, "private page read, MADV_DONTNEED while a surplus page exists: reservation lost, refault SIGBUSes with the pool taken" },
+		{ MAP_SHARED, 0, 0, "shared page read, MADV_DONTNEED: page stays in the file, refault reads it with the pool taken" },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		/*
+		 * Unreserved after the zap: all but p's page (reserved again,
+		 * or still in the file), or none where q holds the rest.
+		 */
+		long avail[2], want = c[i].with_surplus ? 0 : F - 1;
+		int sigbus[2];
+
+		for (int m = 0; m < 2; m++)
+			sigbus[m] = refault(m, c[i].flags, c[i].with_surplus,
+					    &avail[m]);
+		report(sigbus[0] == c[i].sigbus && sigbus[1] == c[i].sigbus &&
+		       avail[0] == want && avail[1] == want,
+		       "%s (/dev/hugetlb: %ld free after the zap, SIGBUS %d; MAP_HUGETLB: %ld, %d; want %ld, %d)",
+		       c[i].what, avail[0], sigbus[0], avail[1], sigbus[1],
+		       want, c[i].sigbus);
+	}
 }
 
 static void test_overcommit_never(void)
@@ -556,6 +639,7 @@ int main(void)
 	test_permissions();
 	test_exhaustion();
 	test_surplus();
+	test_refault();
 	test_overcommit_never();
 	test_cgroup();
 	test_1g();

@@ -22,6 +22,10 @@
  * both methods; SIGBUS is allowed only where nothing was reserved
  * (MAP_NORESERVE, a private page dropped by MADV_DONTNEED, a private page
  * written in a forked child); every page read holds the last value written.
+ * A private page's reservation is used up by its first fault, a read as
+ * much as a write; MADV_DONTNEED gives it back only if the pool has no
+ * surplus page at that moment, which depends on the other slots, so a
+ * zapped private page may SIGBUS (MAP_HUGETLB too; hparity checks both).
  *
  * The sequence of operations of each slot depends only on --seed (ENOMEM
  * and SIGBUS depend on the other slots too: --procs 1 replays exactly).
@@ -37,7 +41,14 @@
 #define MAXPG 8
 #define FORKMASK 0x5a5a5a5a5a5a5a5aULL
 
-enum { ST_UNTOUCHED, ST_WRITTEN, ST_DROPPED };
+/*
+ * UNTOUCHED: never faulted, reserved unless noreserve.  FAULTED: read,
+ * holds zeroes.  WRITTEN: holds tag.  DROPPED: a private page zapped
+ * after a fault, holds zeroes and may have lost its reservation.
+ */
+enum { ST_UNTOUCHED, ST_FAULTED, ST_WRITTEN, ST_DROPPED };
+static const char *const state_name[] = { "untouched", "faulted", "written",
+	"dropped" };
 
 struct page {
 	uint64_t tag;		/* first word, when ST_WRITTEN */
@@ -247,19 +258,22 @@ static int check_page(struct map *m, int i, const char *when)
 
 	if (touch_read((uint64_t *)(m->addr + i * m->psize), &v)) {
 		if (pg->state == ST_WRITTEN || !may_sigbus(m, pg))
-			fail("%s: SIGBUS reading %s %s%s page %d (state %d)", when,
+			fail("%s: SIGBUS reading %s %s%s page %d (%s)", when,
 			     method_name[m->method], m->shared ? "shared" : "private",
-			     m->noreserve ? " noreserve" : "", i, pg->state);
+			     m->noreserve ? " noreserve" : "", i,
+			     state_name[pg->state]);
 		count(&st->sigbus);
 		return 1;
 	}
 	count(&st->checks);
+	if (pg->state == ST_UNTOUCHED)
+		pg->state = ST_FAULTED;
 	if (v != (pg->state == ST_WRITTEN ? pg->tag : 0))
-		fail("%s: %s %s page %d holds %#llx, want %#llx (state %d)", when,
+		fail("%s: %s %s page %d holds %#llx, want %#llx (%s)", when,
 		     method_name[m->method], m->shared ? "shared" : "private", i,
 		     (unsigned long long)v,
 		     (unsigned long long)(pg->state == ST_WRITTEN ? pg->tag : 0),
-		     pg->state);
+		     state_name[pg->state]);
 	return 0;
 }
 
@@ -287,9 +301,10 @@ static void op_touch(void)
 			continue;
 		if (touch_write((uint64_t *)(m->addr + i * m->psize), tag)) {
 			if (!may_sigbus(m, pg))
-				fail("SIGBUS writing %s %s page %d (state %d)",
+				fail("SIGBUS writing %s %s page %d (%s)",
 				     method_name[m->method],
-				     m->shared ? "shared" : "private", i, pg->state);
+				     m->shared ? "shared" : "private", i,
+				     state_name[pg->state]);
 			count(&st->sigbus);
 			continue;
 		}
@@ -439,9 +454,12 @@ static void op_madvise(void)
 		fail("madvise DONTNEED [%d,%d): %s", a, b, strerror(errno));
 		return;
 	}
-	/* Shared pages stay in the file; private ones are gone. */
+	/*
+	 * Shared pages stay in the file; private ones are gone, with their
+	 * reservations unless no surplus page existed (see the top).
+	 */
 	for (int i = a; i < b && !m->shared; i++)
-		if (m->pg[i].state == ST_WRITTEN)
+		if (m->pg[i].state != ST_UNTOUCHED)
 			m->pg[i].state = ST_DROPPED;
 	for (int i = a; i < b && m->shared; i++)
 		if (m->pg[i].state == ST_WRITTEN)
