@@ -28,7 +28,12 @@ Host side:
               guest job>: after the fault rows the guest hangs until
               run-qemu.sh's --timeout; the run must fail naming the
               timeout and keep every row.
+  bench-panic  the same, but the guest kernel panics after the fault rows
+              (OOM with vm.panic_on_oom=1): named, rows kept.
+  bench-kill  QEMU SIGKILLed once the first rows are in: named, rows kept.
   bench-pool  bench/run.py asking for an impossible pool: a clear error.
+  bench-exhausted  a 1-page pool: the hugetlb backings fail naming the
+              pool, the devzero rows are kept.
   bench-signal  native bench/run.py killed by SIGINT and by SIGTERM mid-run:
               status "interrupted", rows kept, host sysctls restored
               (needs root; skipped otherwise).
@@ -52,7 +57,8 @@ STRESS_BIN = os.path.join(ROOT, "build", "stress")
 SPLAT = re.compile(r"BUG:|WARNING:|INFO:|KASAN|UBSAN|circular locking dependency|"
                    r"Bad page|general protection fault|kernel BUG|Kernel panic|"
                    r"Oops|suspicious RCU usage|possible recursive locking")
-TESTS = ("docs", "functional", "stress", "bench-hang", "bench-pool", "bench-signal")
+TESTS = ("docs", "functional", "stress", "bench-hang", "bench-panic", "bench-kill",
+         "bench-pool", "bench-exhausted", "bench-signal")
 
 
 class Tally:
@@ -242,36 +248,134 @@ def csv_rows(run, bench):
         return []
 
 
-def test_bench_hang(t, args):
-    """The guest runs the real fault benchmark, then hangs."""
-    timeout = 120 if args.debug else 60
-    # bench/run.py's --run-qemu points at this wrapper, which appends a hang
-    # to the guest job (its last argument) and runs the real run-qemu.sh.
-    # ("--" cannot travel in --qemu-arg: argparse drops it.)
-    wrapper = os.path.join(OUT, "run-qemu-then-hang.sh")
+def job_wrapper(name, comment, more):
+    """A run-qemu.sh for bench/run.py's --run-qemu that appends the shell
+    text more to the guest job (its last argument) and runs the real one.
+    ("--" cannot travel in --qemu-arg: argparse drops it.)  more lands in
+    double quotes on the host: no "$" in it."""
+    wrapper = os.path.join(OUT, "run-qemu-then-%s.sh" % name)
     with open(wrapper, "w") as f:
-        f.write('#!/bin/bash\n# run-qemu.sh whose guest hangs after its job\n'
-                'set -- "${@:1:$#-1}" "${!#}; echo \'guest: job done, now hanging\'; '
-                'sleep 100000"\nexec %s "$@"\n' % os.path.join(ROOT, "run-qemu.sh"))
+        f.write('#!/bin/bash\n# run-qemu.sh whose guest %s after its job\n'
+                'set -- "${@:1:$#-1}" "${!#}; %s"\nexec %s "$@"\n'
+                % (comment, more, os.path.join(ROOT, "run-qemu.sh")))
     os.chmod(wrapper, 0o755)
-    r, run = bench_run(args, ["--mode", "guest", "--kernel", args.kernel,
-                              "--initrd", args.initrd, "--benches", "fault",
-                              "--backings", "devzero,maphugetlb", "--run-qemu", wrapper,
-                              "--qemu-arg=--timeout", "--qemu-arg=%d" % timeout], "hang")
+    return wrapper
+
+
+GUEST_FAULT = ["--mode", "guest", "--benches", "fault", "--backings", "devzero,maphugetlb"]
+
+
+def guest_fault_args(args, extra):
+    return GUEST_FAULT + ["--kernel", args.kernel, "--initrd", args.initrd] + extra
+
+
+def check_failed_run(t, name, cause, r, run, want_error, rows_before=None):
+    """A guest run that went wrong: failed status, the cause named in
+    meta.json and on the terminal, and the rows written before it kept."""
     meta = read_meta(run)
     rows = csv_rows(run, "fault")
     out = r.stdout + r.stderr
-    t.record("bench-hang: bench/run.py fails when the guest hangs (exit != 0, status failed)",
+    t.record("%s: bench/run.py fails when %s (exit != 0, status failed)" % (name, cause),
              r.returncode != 0 and meta.get("status") == "failed",
              "exit %d, status %r" % (r.returncode, meta.get("status")))
-    t.record("bench-hang: the error names the cause (guest timed out)",
-             any("timed out" in e for e in meta.get("errors", []))
-             and "timed out" in out,
+    t.record("%s: the error names the cause (%s)" % (name, want_error),
+             any(want_error in e for e in meta.get("errors", [])) and want_error in out,
              "meta.json errors %r" % meta.get("errors"))
-    t.record("bench-hang: rows completed before the hang are kept (fault.csv, both backings)",
-             any(l.startswith("devzero,") for l in rows)
-             and any(l.startswith("maphugetlb,") for l in rows),
-             "%d rows in %s" % (len(rows), run))
+    if rows_before is None:
+        t.record("%s: rows completed before it are kept (fault.csv, both backings)" % name,
+                 any(l.startswith("devzero,") for l in rows)
+                 and any(l.startswith("maphugetlb,") for l in rows),
+                 "%d rows in %s" % (len(rows), run))
+    else:
+        t.record("%s: the %d fault rows written before it are kept" % (name, rows_before),
+                 rows_before > 0 and len(rows) >= rows_before,
+                 "%d rows in %s" % (len(rows), run))
+
+
+def test_bench_hang(t, args):
+    """The guest runs the real fault benchmark, then hangs."""
+    timeout = 120 if args.debug else 60
+    wrapper = job_wrapper("hang", "hangs",
+                          "echo \'guest: job done, now hanging\'; sleep 100000")
+    r, run = bench_run(args, guest_fault_args(args, [
+        "--run-qemu", wrapper, "--qemu-arg=--timeout", "--qemu-arg=%d" % timeout]), "hang")
+    check_failed_run(t, "bench-hang", "the guest hangs", r, run, "guest timed out")
+
+
+def test_bench_panic(t, args):
+    """The guest runs the real fault benchmark, then its kernel panics: a
+    real panic, from the OOM killer with vm.panic_on_oom=1 (no sysrq in
+    the tinyconfig kernel), under overcommit_memory=1 so that 16 x 256 MB
+    of dd buffers outgrow the guest's RAM."""
+    wrapper = job_wrapper(
+        "panic", "panics (out of memory, panic_on_oom=1)",
+        "echo 1 >/proc/sys/vm/panic_on_oom; echo 1 >/proc/sys/vm/overcommit_memory; "
+        "for i in %s; do dd if=/dev/zero of=/dev/null bs=256M count=100000 & done; wait"
+        % " ".join(str(i) for i in range(16)))
+    r, run = bench_run(args, guest_fault_args(args, [
+        "--run-qemu", wrapper, "--qemu-arg=--timeout", "--qemu-arg=600"]), "panic")
+    check_failed_run(t, "bench-panic", "the guest kernel panics", r, run,
+                     "guest kernel panic")
+
+
+def descendants(pid):
+    """pid's descendant processes, as {pid: comm}, from /proc."""
+    parent, comm = {}, {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                stat = f.read()
+        except (OSError, ValueError):
+            continue
+        # comm may hold spaces: the fields after it start past the last ")".
+        parent[int(d)] = int(stat[stat.rindex(")") + 2:].split()[1])
+        comm[int(d)] = stat[stat.index("(") + 1:stat.rindex(")")]
+    found, todo = {}, [pid]
+    while todo:
+        p = todo.pop()
+        for c, pp in parent.items():
+            if pp == p and c not in found:
+                found[c] = comm[c]
+                todo.append(c)
+    return found
+
+
+def test_bench_kill(t, args):
+    """QEMU is SIGKILLed (as the OOM killer or a user would) once the
+    guest has written its first rows."""
+    argv, results, before = bench_run(args, guest_fault_args(args, [
+        "--qemu-arg=--timeout", "--qemu-arg=600"]), "kill", popen=True)
+    # More work after the fault rows, so that there is time to kill it.
+    argv += ["--benches", "fault,chase", "--sizes", "64M"]
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline, run, killed = time.time() + 300, None, []
+    while time.time() < deadline and proc.poll() is None:
+        run = run or new_run_dir(results, before)
+        if run and csv_rows(run, "fault"):
+            killed = [p for p, c in descendants(proc.pid).items()
+                      if c.startswith("qemu-system")]
+            for p in killed:
+                os.kill(p, signal.SIGKILL)
+            break
+        time.sleep(0.05)
+    rows_then = len(csv_rows(run, "fault")) if run else 0
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    if not killed:
+        t.record("bench-kill: QEMU killed mid-run", False,
+                 "the run ended before its first rows, or no QEMU process was "
+                 "found: %s" % tail(out + err, 5))
+        return
+    r = subprocess.CompletedProcess(argv, proc.returncode, out, err)
+    check_failed_run(t, "bench-kill", "QEMU is killed mid-run", r,
+                     run or new_run_dir(results, before),
+                     "guest died without reporting a status", rows_then)
 
 
 def test_bench_pool(t, args):
@@ -289,6 +393,30 @@ def test_bench_pool(t, args):
              and "could not be preallocated" in out,
              "exit %d, status %r, errors %r; output: %s"
              % (r.returncode, meta.get("status"), meta.get("errors"), tail(out, 5)))
+
+
+def test_bench_exhausted(t, args):
+    """A pool too small for the hugetlb backings (1 page; the fault
+    benchmark maps 4 MB): they fail, each saying why, devzero is kept."""
+    r, run = bench_run(args, guest_fault_args(args, [
+        "--backings", "devzero,maphugetlb,devhugetlb",
+        "--qemu-arg=--hugepages", "--qemu-arg=1"]), "exhausted")
+    meta = read_meta(run)
+    backings = meta.get("backings", {})
+    rows = csv_rows(run, "fault")
+    t.record("bench-exhausted: bench/run.py fails when the pool runs out (exit != 0, status failed)",
+             r.returncode != 0 and meta.get("status") == "failed",
+             "exit %d, status %r" % (r.returncode, meta.get("status")))
+    for b in ("maphugetlb", "devhugetlb"):
+        reason = backings.get(b, {}).get("reason", "")
+        t.record("bench-exhausted: %s failed, naming the cause" % b,
+                 backings.get(b, {}).get("status") == "failed"
+                 and "insufficient huge pages" in reason and reason in r.stderr + r.stdout,
+                 "%r" % backings.get(b))
+    t.record("bench-exhausted: the devzero rows are kept",
+             backings.get("devzero", {}).get("status") == "measured"
+             and any(l.startswith("devzero,") for l in rows),
+             "%d rows in %s" % (len(rows), run))
 
 
 HOST_SYSCTLS = ["/proc/sys/vm/nr_hugepages", "/proc/sys/vm/nr_overcommit_hugepages",
@@ -390,7 +518,7 @@ def main():
     start = time.time()
     t = Tally()
     guest_ok = all(os.path.exists(p) for p in (args.kernel, args.initrd))
-    needs_guest = {"functional", "stress", "bench-hang", "bench-pool"}
+    needs_guest = set(TESTS) - {"docs", "bench-signal"}
     if not guest_ok and needs_guest & set(only):
         t.record("kernel and initramfs present", False,
                  "missing %s or %s: run 'make kernel initramfs'" % (args.kernel, args.initrd))
@@ -403,7 +531,9 @@ def main():
         t0 = time.time()
         print("== %s" % name, flush=True)
         {"docs": test_docs, "functional": test_functional, "stress": test_stress,
-         "bench-hang": test_bench_hang, "bench-pool": test_bench_pool,
+         "bench-hang": test_bench_hang, "bench-panic": test_bench_panic,
+         "bench-kill": test_bench_kill, "bench-pool": test_bench_pool,
+         "bench-exhausted": test_bench_exhausted,
          "bench-signal": test_bench_signal}[name](t, args)
         print("  (%s took %.0fs)" % (name, time.time() - t0), flush=True)
     print("reliability: took %.0fs on the %s kernel" % (
