@@ -10,7 +10,8 @@ Stages, in order; a stage that cannot run counts as failed, never as passed:
   5. the kselftests in the guest: hugetlb_dev and the upstream hugetlb tests,
      with a pool check around each;
   6. reliability and security in the guest (tests/reliability.py): stress,
-     pool exhaustion, overcommit, permissions, cgroup limits;
+     pool exhaustion, overcommit, permissions, cgroup limits, and the bench
+     suite when a guest hangs, panics, is killed or runs out of huge pages;
   7. check-regression: the deterministic (icount) mmap and fault cost of
      the series against the committed baseline;
   8. the benchmark suite's guest test (tests/bench/guest_test.sh).
