@@ -22,8 +22,21 @@
  *   pub. 57647): L1 DTLB 72 entries fully associative, all sizes; L2 DTLB
  *   3072 entries for 4K and 2M; modelled 12-way LRU (256 sets) with 1G
  *   smashed to 2M as on Zen 3 (an assumption where the guide is silent).
- * Re-check a preset against the cited table before quoting its numbers;
- * the model's purpose is the shape of the knees, not cycle accuracy.
+ * Checked on 2026-12-03 against secondary sources that quote the manuals
+ * (the primary PDFs were not reachable from here):
+ *   skylake: L1 DTLB sizes and ways as quoted from the Optimization
+ *     Reference Manual 248966-045, Table 2-15; STLB 1536 entries 12-way.
+ *     Agrees.
+ *   goldencove: L1 DTLB 96/6, 32/4, 8/8 and a 2048-entry 16-way STLB, as
+ *     in Hennessy & Patterson 7th ed. (Core i9-12900).  That text puts 1G
+ *     pages in the same 2048 entries; the separate 1G:1024:8 array here
+ *     was not confirmed.  It cannot change a result below 8 GB of 1G
+ *     pages: the L1's 8 1G entries already hold them all.
+ *   zen3: 64-entry fully associative L1, 2048-entry 12-way L2 holding 4K
+ *     and 2M with 1G smashed to 2M, as described for Zen 2 (same TLBs).
+ *     Agrees (the 16-way modelling choice is stated above).
+ *   zen4: 72 and 3072 entries were not confirmed by any source found.
+ * The model's purpose is the shape of the knees, not cycle accuracy.
  */
 #include <stdlib.h>
 #include <string.h>
