@@ -296,7 +296,7 @@ def test_bench_hang(t, args):
     """The guest runs the real fault benchmark, then hangs."""
     timeout = 120 if args.debug else 60
     wrapper = job_wrapper("hang", "hangs",
-                          "echo \'guest: job done, now hanging\'; sleep 100000")
+                          "echo 'guest: job done, now hanging'; sleep 100000")
     r, run = bench_run(args, guest_fault_args(args, [
         "--run-qemu", wrapper, "--qemu-arg=--timeout", "--qemu-arg=%d" % timeout]), "hang")
     check_failed_run(t, "bench-hang", "the guest hangs", r, run, "guest timed out")
@@ -345,10 +345,11 @@ def descendants(pid):
 def test_bench_kill(t, args):
     """QEMU is SIGKILLed (as the OOM killer or a user would) once the
     guest has written its first rows."""
+    # A chase after the fault rows (the later --benches wins), so that
+    # there is time to kill it.
     argv, results, before = bench_run(args, guest_fault_args(args, [
+        "--benches", "fault,chase", "--sizes", "64M",
         "--qemu-arg=--timeout", "--qemu-arg=600"]), "kill", popen=True)
-    # More work after the fault rows, so that there is time to kill it.
-    argv += ["--benches", "fault,chase", "--sizes", "64M"]
     proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline, run, killed = time.time() + 300, None, []
