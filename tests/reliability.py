@@ -380,12 +380,8 @@ def test_bench_kill(t, args):
 
 
 def test_bench_pool(t, args):
-    r, run = bench_run(args, ["--mode", "guest", "--kernel", args.kernel,
-                              "--initrd", args.initrd, "--benches", "fault",
-                              "--backings", "devzero,maphugetlb",
-                              ] + ["--qemu-arg=" + a for a in (
-                                  "--hugepages", "100000", "--mem", "1G",
-                                  "--timeout", "300")], "pool")
+    r, run = bench_run(args, guest_fault_args(args, ["--qemu-arg=" + a for a in (
+        "--hugepages", "100000", "--mem", "1G", "--timeout", "300")]), "pool")
     meta = read_meta(run)
     out = r.stdout + r.stderr
     t.record("bench-pool: an impossible pool fails the run with a clear error",
