@@ -258,10 +258,14 @@ class Results:
             if self.headers[bench] != cols:
                 raise ValueError("%s: header changed" % bench)
             return
+        # Written whole and renamed into place, and only then recorded: an
+        # interrupt between open() and write() must not leave an empty CSV.
+        path = self.csv_path(bench)
+        with open(path + ".tmp", "w") as f:
+            f.write(header + "\n")
+        os.replace(path + ".tmp", path)
         self.headers[bench] = cols
         self.rows.setdefault(bench, 0)
-        with open(self.csv_path(bench), "w") as f:
-            f.write(header + "\n")
 
     def row(self, bench, row):
         cols = self.headers.get(bench)
@@ -336,6 +340,8 @@ class Results:
             return None
         with open(path) as f:
             lines = f.read().splitlines()
+        if len(lines) < 2:
+            return None
         cols = lines[0].split(",")
         by = {}
         for ln in lines[1:]:
@@ -566,11 +572,19 @@ def main(argv=None):
 
     pools = HugePools()
 
+    # A signal that was ignored when we started (nohup, a background job)
+    # stays ignored.
+    stops = [s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+             if signal.getsignal(s) != signal.SIG_IGN]
+
     def on_term(sig, frame):
+        # The first signal stops the run; further ones are ignored so that
+        # they cannot cut short the cleanup (child, pools, meta.json).
+        for s in stops:
+            signal.signal(s, signal.SIG_IGN)
         raise KeyboardInterrupt("signal %d" % sig)
 
-    old = {s: signal.signal(s, on_term) for s in (signal.SIGTERM,
-                                                  signal.SIGHUP)}
+    old = {s: signal.signal(s, on_term) for s in stops}
     status, rc = "complete", 0
     try:
         if guest:
@@ -619,9 +633,9 @@ def main(argv=None):
         print("bench: interrupted", file=sys.stderr)
     finally:
         pools.restore()
+        res.finish(status)
         for s, h in old.items():
             signal.signal(s, h)
-        res.finish(status)
     bad = [n for n, b in res.meta["backings"].items()
            if b["status"] == "failed"]
     if bad:

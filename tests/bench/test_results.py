@@ -4,6 +4,7 @@ import json
 import os
 import tempfile
 import unittest
+from unittest import mock
 
 from common import REQUIRED_COLUMNS, load_run_module
 
@@ -39,6 +40,26 @@ class TestResults(unittest.TestCase):
         self.res.handle("@row chase " + chase_row("thp", 2048, 4096, 1.4))
         self.assertEqual(len(self.read("chase.csv").splitlines()), 3)
         self.assertEqual(self.res.rows["chase"], 2)
+
+    def test_interrupted_header_leaves_no_empty_csv(self):
+        # A signal between creating chase.csv and writing its header once
+        # left an empty file that made the summary crash (CI, bench-signal).
+        with mock.patch.object(run.os, "replace",
+                               side_effect=KeyboardInterrupt("signal 15")):
+            with self.assertRaises(KeyboardInterrupt):
+                self.res.handle("@header chase " + CHASE_HDR)
+        self.assertFalse(os.path.exists(
+            os.path.join(self.dir, "r1", "chase.csv")))
+        self.assertIsNone(self.res.headline())
+        # Not recorded either, so a later header line still writes the file.
+        self.res.handle("@header chase " + CHASE_HDR)
+        self.assertEqual(self.read("chase.csv").splitlines(), [CHASE_HDR])
+
+    def test_headline_without_rows(self):
+        for text in ("", CHASE_HDR + "\n"):
+            with open(os.path.join(self.dir, "r1", "chase.csv"), "w") as f:
+                f.write(text)
+            self.assertIsNone(self.res.headline(), repr(text))
 
     def test_header_starts_with_required_columns(self):
         self.res.handle("@header chase " + CHASE_HDR)
