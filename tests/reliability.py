@@ -468,7 +468,13 @@ def test_bench_signal(t, args):
                 time.sleep(0.05)
             raised = host_sysctls() != saved
             rows_then = len(csv_rows(run, "fault")) if run else 0
-            proc.send_signal(sig)
+            # Then more of the same, as an impatient user would send: they
+            # must not cut the cleanup short.
+            for _ in range(50):
+                proc.send_signal(sig)
+                if proc.poll() is not None:
+                    break
+                time.sleep(0.02)
             try:
                 out, _ = proc.communicate(timeout=60)
             except subprocess.TimeoutExpired:
