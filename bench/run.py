@@ -577,14 +577,18 @@ def main(argv=None):
     stops = [s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
              if signal.getsignal(s) != signal.SIG_IGN]
 
+    def ignore_stops():
+        for s in stops:
+            signal.signal(s, signal.SIG_IGN)
+
     def on_term(sig, frame):
         # The first signal stops the run; further ones are ignored so that
         # they cannot cut short the cleanup (child, pools, meta.json).
-        for s in stops:
-            signal.signal(s, signal.SIG_IGN)
+        ignore_stops()
         raise KeyboardInterrupt("signal %d" % sig)
 
-    old = {s: signal.signal(s, on_term) for s in stops}
+    for s in stops:
+        signal.signal(s, on_term)
     status, rc = "complete", 0
     try:
         if guest:
@@ -632,10 +636,11 @@ def main(argv=None):
         status, rc = "interrupted", 130
         print("bench: interrupted", file=sys.stderr)
     finally:
+        # From here to exit nothing is left to stop, and a signal would only
+        # turn a recorded status into a different exit code: ignore them.
+        ignore_stops()
         pools.restore()
         res.finish(status)
-        for s, h in old.items():
-            signal.signal(s, h)
     bad = [n for n, b in res.meta["backings"].items()
            if b["status"] == "failed"]
     if bad:
