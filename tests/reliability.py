@@ -248,6 +248,28 @@ def csv_rows(run, bench):
         return []
 
 
+def wait_for_fault_rows(proc, results, before, timeout):
+    """Polls until the bench/run.py process proc has written its first
+    fault rows, has ended, or timeout seconds have passed; returns its
+    run folder (None if there is none yet)."""
+    deadline, run = time.time() + timeout, None
+    while time.time() < deadline and proc.poll() is None:
+        run = run or new_run_dir(results, before)
+        if run and csv_rows(run, "fault"):
+            break
+        time.sleep(0.05)
+    return run
+
+
+def collect(proc, timeout):
+    """proc's (stdout, stderr) once it has ended; killed after timeout s."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.communicate()
+
+
 def job_wrapper(name, comment, more):
     """A run-qemu.sh for bench/run.py's --run-qemu that appends the shell
     text more to the guest job (its last argument) and runs the real one.
@@ -352,22 +374,14 @@ def test_bench_kill(t, args):
         "--qemu-arg=--timeout", "--qemu-arg=600"]), "kill", popen=True)
     proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    deadline, run, killed = time.time() + 300, None, []
-    while time.time() < deadline and proc.poll() is None:
-        run = run or new_run_dir(results, before)
-        if run and csv_rows(run, "fault"):
-            killed = [p for p, c in descendants(proc.pid).items()
-                      if c.startswith("qemu-system")]
-            for p in killed:
-                os.kill(p, signal.SIGKILL)
-            break
-        time.sleep(0.05)
-    rows_then = len(csv_rows(run, "fault")) if run else 0
-    try:
-        out, err = proc.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
+    run, killed = wait_for_fault_rows(proc, results, before, 300), []
+    if csv_rows(run, "fault"):
+        killed = [p for p, c in descendants(proc.pid).items()
+                  if c.startswith("qemu-system")]
+        for p in killed:
+            os.kill(p, signal.SIGKILL)
+    rows_then = len(csv_rows(run, "fault"))
+    out, err = collect(proc, 120)
     if not killed:
         t.record("bench-kill: QEMU killed mid-run", False,
                  "the run ended before its first rows, or no QEMU process was "
@@ -452,22 +466,16 @@ def test_bench_signal(t, args):
                        "--backings", "devzero,maphugetlb", "--sizes", sizes],
                 "signal", popen=True)
             # A shell without job control starts background commands with
-            # SIGINT ignored, and Python then leaves it ignored: give the
-            # run SIGINT's default back, or it would never see the signal.
+            # SIGINT ignored, and bench/run.py leaves an ignored signal
+            # ignored: give the run SIGINT's default back.
             proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE,
                                     stderr=subprocess.STDOUT, text=True,
                                     preexec_fn=lambda: signal.signal(
                                         signal.SIGINT, signal.SIG_DFL))
             # Mid-run: the pool was raised and the first rows are written.
-            deadline = time.time() + 120
-            run = None
-            while time.time() < deadline and proc.poll() is None:
-                run = run or new_run_dir(results, before)
-                if run and csv_rows(run, "fault"):
-                    break
-                time.sleep(0.05)
+            run = wait_for_fault_rows(proc, results, before, 120)
             raised = host_sysctls() != saved
-            rows_then = len(csv_rows(run, "fault")) if run else 0
+            rows_then = len(csv_rows(run, "fault"))
             # Then more of the same, as an impatient user would send: they
             # must not cut the cleanup short.
             for _ in range(50):
@@ -475,11 +483,7 @@ def test_bench_signal(t, args):
                 if proc.poll() is not None:
                     break
                 time.sleep(0.02)
-            try:
-                out, _ = proc.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                out, _ = proc.communicate()
+            out, _ = collect(proc, 60)
             run = run or new_run_dir(results, before)
             meta = read_meta(run)
             if meta.get("status") == "complete":
