@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Boot the project's kernel in QEMU with huge pages preallocated and run a job.
 #
 #   ./run-qemu.sh [options] [-- CMD [ARGS...]]
@@ -8,12 +9,18 @@
 # root with /add first on PATH; its output streams to our stdout and we exit
 # with its status.  See `./run-qemu.sh --help` and docs/interfaces.md.
 #
-# Exit status beyond CMD's own: 2 bad usage, 120 huge pages not preallocated,
-# 124 guest timed out, 125 kernel panic/oops/BUG/WARNING, 126 guest died
-# without reporting a status.
+# Exit statuses beyond CMD's own, and the console pattern that counts as a
+# kernel splat, come from bench/contract.py (QEMU_EXIT_*, SPLAT_RE): bad
+# usage, huge pages not preallocated, guest RAM not on the host pages asked
+# for, guest timed out, kernel splat, no status reported, interrupted.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+if ! contract=$(python3 "$here/bench/contract.py" shell); then
+	echo "run-qemu.sh: python3 $here/bench/contract.py shell failed" >&2
+	exit 2
+fi
+eval "$contract"
 
 usage() {
 	cat <<'EOF'
@@ -29,6 +36,10 @@ usage: run-qemu.sh [options] [--shell | -- CMD [ARGS...]]
   --accel kvm|tcg     default: kvm only if /proc/cpuinfo shows vmx or svm and
                       /dev/kvm opens read-write, else tcg
   --icount            -icount shift=0: guest time counts instructions (tcg only)
+  --host-pages hugetlb|thp|none
+                      kvm only: what backs guest RAM on the host (default
+                      hugetlb: 2 MB pages from the host's pool, preallocated,
+                      checked in QEMU's smaps while the guest runs)
   --add FILE          copy FILE into the guest's /add (repeatable; keeps modes)
   --timeout SECONDS   kill a guest that runs longer (default 900)
   --console-log PATH  keep the kernel console here (default build/console.log)
@@ -41,11 +52,12 @@ EOF
 die_usage() {
 	echo "run-qemu.sh: $*" >&2
 	echo "run-qemu.sh: try --help" >&2
-	exit 2
+	exit "$QEMU_EXIT_USAGE"
 }
 
+# A value that is missing, or is the next option, is refused.
 need_arg() {
-	[ "$#" -ge 2 ] || die_usage "$1 needs a value"
+	[ "$#" -ge 2 ] && [[ "$2" != --* ]] || die_usage "$1 needs a value"
 }
 
 need_uint() {
@@ -60,6 +72,7 @@ kernel="$here/build/kernel/bzImage"
 initrd="$here/build/initramfs.cpio"
 accel=
 icount=0
+host_pages=
 timeout_s=900
 console_log="$here/build/console.log"
 shell=0
@@ -80,6 +93,7 @@ while [ "$#" -gt 0 ]; do
 	--initrd) need_arg "$@"; initrd=$2; shift 2 ;;
 	--accel) need_arg "$@"; accel=$2; shift 2 ;;
 	--icount) icount=1; shift ;;
+	--host-pages) need_arg "$@"; host_pages=$2; shift 2 ;;
 	--add) need_arg "$@"; adds+=("$2"); shift 2 ;;
 	--timeout) need_arg "$@"; need_uint "$1" "$2"; timeout_s=$2; shift 2 ;;
 	--console-log) need_arg "$@"; console_log=$2; shift 2 ;;
@@ -121,17 +135,19 @@ esac
 pool_mb=$((hugepages * 2 + hugepages_1g * 1024))
 if [ $((pool_mb + guest_reserve_mb)) -gt "$mem_mb" ]; then
 	echo "run-qemu.sh: $hugepages x 2 MB + $hugepages_1g x 1 GB huge pages need ${pool_mb} MB, but a ${mem_mb} MB guest has room for $((mem_mb - guest_reserve_mb)) MB of pools: raise --mem or ask for fewer pages" >&2
-	exit 120
+	exit "$QEMU_EXIT_NOPOOL"
 fi
 command -v qemu-system-x86_64 >/dev/null ||
 	die_usage "qemu-system-x86_64 not found: run 'make deps' (Debian package qemu-system-x86)"
 
 # /dev/kvm alone proves nothing: on a nested PVM host it opens and
 # KVM_CREATE_VM works, yet guests hang.  Hardware virtualisation shows in
-# the CPU flags (shared/docs/machine.md).
-# The tests point these two at fakes.
+# the CPU flags.
+# The tests point these at fakes.
 cpuinfo=${RUN_QEMU_CPUINFO:-/proc/cpuinfo}
 kvm_dev=${RUN_QEMU_KVM_DEV:-/dev/kvm}
+hugepages_sys=${RUN_QEMU_HUGEPAGES_SYS:-/sys/kernel/mm/hugepages}
+thp_sys=${RUN_QEMU_THP_SYS:-/sys/kernel/mm/transparent_hugepage}
 kvm_usable() {
 	# -e first: <> would create a missing file.
 	grep -qwE 'vmx|svm' "$cpuinfo" && [ -e "$kvm_dev" ] &&
@@ -147,6 +163,12 @@ esac
 if [ "$icount" = 1 ] && [ "$accel" = kvm ]; then
 	die_usage "--icount needs TCG: add --accel tcg"
 fi
+case "$accel/$host_pages" in
+kvm/) host_pages=hugetlb ;;
+kvm/hugetlb | kvm/thp | kvm/none | tcg/) ;;
+tcg/*) die_usage "--host-pages is for --accel kvm: TCG translates every guest access in software, so host pages do not shape its TLB" ;;
+*) die_usage "--host-pages wants hugetlb, thp or none, got '$host_pages'" ;;
+esac
 
 # The series id is written beside the bzImage by kernel/build.sh.
 series=unknown
@@ -170,7 +192,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit "$QEMU_EXIT_INTERRUPTED"' INT TERM
 
 # Quote one word for the guest's busybox sh.
 shquote() {
@@ -218,9 +240,26 @@ fi
 if [ "$icount" = 1 ]; then
 	qemu+=(-icount shift=0)
 fi
+# Under KVM the host's page size is the second half of every guest TLB
+# entry (EPT): a guest 2 MB page is a 2 MB TLB entry only on a 2 MB host
+# page.  hugetlb (the default) puts all guest RAM on the host's 2 MB pool,
+# preallocated: it has the pages or QEMU does not start, and the smaps check
+# below proves it, so the result is the same on every run.  thp asks for
+# transparent huge pages (QEMU advises MADV_HUGEPAGE on guest RAM); how many
+# it gets depends on fragmentation and khugepaged, so it is recorded, not
+# promised.  none leaves QEMU's default.
+case "$host_pages" in
+hugetlb)
+	qemu+=(-object "memory-backend-memfd,id=ram0,size=${mem_mb}M,hugetlb=on,hugetlbsize=2M,prealloc=on"
+		-machine memory-backend=ram0) ;;
+thp)
+	qemu+=(-object "memory-backend-ram,id=ram0,size=${mem_mb}M"
+		-machine memory-backend=ram0) ;;
+esac
 
 if [ "$dry_run" = 1 ]; then
 	echo "accel: $accel"
+	echo "host pages: ${host_pages:-n/a}"
 	printf '%q ' "${qemu[@]}"
 	echo
 	for f in "$work/root/job/"*; do
@@ -245,9 +284,70 @@ console_tail() {
 	tail -n 40 "$work/console.log" | tr -d '\r' >&2
 }
 
+host_pages_fail() {
+	echo "run-qemu.sh: --host-pages $host_pages: $*" >&2
+	exit "$QEMU_EXIT_HOSTPAGES"
+}
+
+# Before starting: the pool must hold all of guest RAM, or THP be on.
+thp_enabled=$(cat "$thp_sys/enabled" 2>/dev/null || echo "not available")
+thp_defrag=$(cat "$thp_sys/defrag" 2>/dev/null || echo "not available")
+case "$host_pages" in
+hugetlb)
+	free=$(cat "$hugepages_sys/hugepages-2048kB/free_hugepages" 2>/dev/null || echo 0)
+	[ "$free" -ge $((mem_mb / 2)) ] ||
+		host_pages_fail "the guest's $mem_mb MB need $((mem_mb / 2)) free 2 MB pages on the host, it has $free: raise /proc/sys/vm/nr_hugepages (bench/run.py does) or pass --host-pages thp or none" ;;
+thp)
+	[[ "$thp_enabled" == *"[always]"* || "$thp_enabled" == *"[madvise]"* ]] ||
+		host_pages_fail "transparent huge pages are '$thp_enabled' in $thp_sys/enabled: set always or madvise, or pass --host-pages hugetlb" ;;
+esac
+
+# Guest RAM is the QEMU process's largest mapping; prints its
+# "SIZE_KB KERNEL_PAGE_KB ANON_HUGE_KB THP_ELIGIBLE" from smaps.
+guest_ram_smaps() {
+	awk 'function keep() { if (sz > best) { best = sz; out = sz " " kp " " ah " " el } }
+		/^[0-9a-f]+-[0-9a-f]+ / { keep(); sz = 0; kp = 0; ah = 0; el = 0; next }
+		/^Size:/ { sz = $2 } /^KernelPageSize:/ { kp = $2 }
+		/^AnonHugePages:/ { ah = $2 } /^THPeligible:/ { el = $2 }
+		END { keep(); print out }' "/proc/$1/smaps" 2>/dev/null || true
+}
+
+# Checks guest RAM against --host-pages once it is mapped (QEMU maps it
+# before the guest boots), then keeps the most AnonHugePages seen.
+ram_checked=0
+ram_anon_huge_max=0
+ram_page_kb=0
+check_guest_ram() {
+	local size kp ah el
+	read -r size kp ah el <<<"$(guest_ram_smaps "$qemu_pid")"
+	kp=${kp:-0} ah=${ah:-0} el=${el:-0}
+	[ -n "$size" ] && [ "$size" -ge $((mem_mb * 1024)) ] || {
+		[ $((SECONDS - start)) -lt 30 ] ||
+			host_pages_fail "no ${mem_mb} MB mapping in /proc/$qemu_pid/smaps after 30 s"
+		return 0
+	}
+	[ "$ah" -gt "$ram_anon_huge_max" ] && ram_anon_huge_max=$ah
+	[ "$ram_checked" = 1 ] && return 0
+	ram_checked=1
+	ram_page_kb=$kp
+	case "$host_pages" in
+	hugetlb) [ "$kp" = 2048 ] ||
+		host_pages_fail "guest RAM in /proc/$qemu_pid/smaps has KernelPageSize $kp kB, not 2048 kB" ;;
+	thp) [ "$el" = 1 ] ||
+		host_pages_fail "guest RAM in /proc/$qemu_pid/smaps is not THPeligible (THP '$thp_enabled')" ;;
+	esac
+}
+
+# One line for bench/run.py's meta.json: what backs guest RAM on the host.
+host_memory_meta() {
+	printf '@meta host_memory {"host_pages": "%s", "kernel_page_kb": %d, "anon_huge_kb_max": %d, "guest_ram_mb": %d, "thp_enabled": "%s", "thp_defrag": "%s", "checked_in": "/proc/PID/smaps of QEMU"}\n' \
+		"$host_pages" "$ram_page_kb" "$ram_anon_huge_max" "$mem_mb" "$thp_enabled" "$thp_defrag"
+}
+
 start=$SECONDS
 "${qemu[@]}" </dev/null &
 qemu_pid=$!
+next_smaps=0
 while kill -0 "$qemu_pid" 2>/dev/null; do
 	if [ $((SECONDS - start)) -ge "$timeout_s" ]; then
 		kill "$qemu_pid" 2>/dev/null || true
@@ -255,29 +355,37 @@ while kill -0 "$qemu_pid" 2>/dev/null; do
 		qemu_pid=
 		echo "run-qemu.sh: guest still running after ${timeout_s}s: killed (raise --timeout if the job is just slow)" >&2
 		console_tail
-		exit 124
+		exit "$QEMU_EXIT_TIMEOUT"
+	fi
+	if [ -n "$host_pages" ] && [ "$SECONDS" -ge "$next_smaps" ]; then
+		check_guest_ram
+		next_smaps=$((SECONDS + (ram_checked ? 2 : 0)))
 	fi
 	sleep 0.2
 done
 qemu_rc=0
 wait "$qemu_pid" || qemu_rc=$?
 qemu_pid=
+if [ -n "$host_pages" ]; then
+	[ "$ram_checked" = 1 ] || host_pages_fail "QEMU ended before its guest RAM could be checked (QEMU exit $qemu_rc)"
+	host_memory_meta
+fi
 
 console=$(tr -d '\r' <"$work/console.log")
-if grep -qE 'Kernel panic|Oops|BUG:|WARNING:|INFO:|general protection fault|UBSAN:|KASAN|circular locking dependency|Bad page' <<<"$console"; then
+if grep -qE "$SPLAT_RE" <<<"$console"; then
 	echo "run-qemu.sh: the kernel reported a panic, oops, BUG or WARNING" >&2
 	console_tail
-	exit 125
+	exit "$QEMU_EXIT_SPLAT"
 fi
 if grep -q '^@@hugetlb-guest-hugepages ' <<<"$console"; then
 	grep '^@@hugetlb-guest-hugepages ' <<<"$console" | sed 's/^@@hugetlb-guest-hugepages /run-qemu.sh: /' >&2
 	echo "run-qemu.sh: huge pages could not be preallocated, so nothing was run: give the guest more memory (--mem) or ask for fewer pages" >&2
-	exit 120
+	exit "$QEMU_EXIT_NOPOOL"
 fi
 status=$(sed -n 's/^@@hugetlb-guest-exit \([0-9]*\)$/\1/p' <<<"$console" | tail -n 1)
 if [ -z "$status" ]; then
 	echo "run-qemu.sh: the guest stopped without reporting an exit status (QEMU exit $qemu_rc)" >&2
 	console_tail
-	exit 126
+	exit "$QEMU_EXIT_NOSTATUS"
 fi
 exit "$status"

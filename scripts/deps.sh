@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # Install the Debian packages the project needs, if any are missing.
 # Run by `make deps`, which `make bench` and `make test` both run first.
 set -eu

@@ -50,33 +50,13 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from contract import QEMU_EXIT_REASON, SPLAT  # noqa: E402
+from harness import Tally  # noqa: E402
 OUT = os.path.join(ROOT, "build", "reliability")
 STRESS_BIN = os.path.join(ROOT, "build", "stress")
-# What the console must never show.  Lockdep's reports start with
-# "WARNING:" or "INFO:"; KFENCE's with "BUG: KFENCE".
-SPLAT = re.compile(r"BUG:|WARNING:|INFO:|KASAN|UBSAN|circular locking dependency|"
-                   r"Bad page|general protection fault|kernel BUG|Kernel panic|"
-                   r"Oops|suspicious RCU usage|possible recursive locking")
 TESTS = ("docs", "functional", "stress", "bench-hang", "bench-panic", "bench-kill",
          "bench-pool", "bench-exhausted", "bench-signal")
-
-
-class Tally:
-    def __init__(self):
-        self.passed = self.failed = self.skipped = 0
-
-    def record(self, name, ok, detail="", skip=False):
-        if skip:
-            self.skipped += 1
-            word = "SKIP"
-        elif ok:
-            self.passed += 1
-            word = "PASS"
-        else:
-            self.failed += 1
-            word = "FAIL"
-        print("%s %s%s" % (word, name, ": " + detail if detail else ""), flush=True)
-        return ok
 
 
 def tail(text, n=15):
@@ -139,10 +119,7 @@ def guest_boot(t, args, name, job, pool, timeout, smp=1):
         if m:
             t.record("%s: %s" % (name, m.group(2)), m.group(1) == "ok",
                      m.group(3) or "", skip=m.group(3) is not None)
-    cause = {124: "the guest hung and was killed after %ds" % timeout,
-             125: "the kernel reported a panic, oops, BUG or WARNING",
-             120: "the huge page pool could not be preallocated",
-             126: "the guest died without reporting a status"}.get(rc, "")
+    cause = QEMU_EXIT_REASON.get(rc, "")
     t.record("%s: guest job exits 0" % name, rc == 0,
              "exit %d %s (%.0fs)%s" % (rc, cause, took,
                                        "\n" + tail(err) if rc else ""))
@@ -550,8 +527,7 @@ def main():
         print("  (%s took %.0fs)" % (name, time.time() - t0), flush=True)
     print("reliability: took %.0fs on the %s kernel" % (
         time.time() - start, "debug" if args.debug else "normal"))
-    print("reliability: %d passed, %d failed, %d skipped" % (t.passed, t.failed, t.skipped))
-    return 1 if t.failed else 0
+    return t.summary("reliability: ")
 
 
 if __name__ == "__main__":

@@ -23,40 +23,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import unittest
+
+from harness import Tally, discover, parse_summary, unittest_counts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SUMMARY = re.compile(r"^(?:\w+: )?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$")
 # The guest test pool: 256 x 2 MB covers the 256 MB upstream tests; one
 # 1 GB page gives /dev/hugetlb-1048576kB something to map.
 GUEST_POOL = ["--hugepages", "256", "--hugepages-1g", "1"]
-
-
-class Tally:
-    def __init__(self):
-        self.passed = self.failed = self.skipped = 0
-        self.failures = []
-
-    def record(self, name, ok, detail="", skipped=False):
-        if skipped:
-            self.skipped += 1
-            print("SKIP %s: %s" % (name, detail), flush=True)
-        elif ok:
-            self.passed += 1
-            print("PASS %s%s" % (name, ": " + detail if detail else ""), flush=True)
-        else:
-            self.failed += 1
-            self.failures.append(name)
-            print("FAIL %s%s" % (name, ": " + detail if detail else ""), flush=True)
-
-    def add_counts(self, name, passed, failed, skipped=0):
-        self.passed += passed
-        self.failed += failed
-        self.skipped += skipped
-        if failed:
-            self.failures.append(name)
-        print("%s %s: %d passed, %d failed, %d skipped"
-              % ("FAIL" if failed else "PASS", name, passed, failed, skipped), flush=True)
 
 
 def run(argv, timeout=None, **kw):
@@ -65,12 +38,10 @@ def run(argv, timeout=None, **kw):
 
 
 def host_unit_tests(tally):
-    host = os.path.join(ROOT, "tests", "host")
-    suite = unittest.defaultTestLoader.discover(host, top_level_dir=host)
-    result = unittest.TextTestRunner(stream=sys.stdout, verbosity=1).run(suite)
-    bad = len(result.failures) + len(result.errors)
-    tally.add_counts("host unit tests (tests/host)", result.testsRun - bad - len(result.skipped),
-                     bad, len(result.skipped))
+    print("== host unit tests (tests/host)", flush=True)
+    counts = unittest_counts(discover(os.path.join(ROOT, "tests", "host")),
+                             verbosity=1)
+    tally.add_counts("host unit tests (tests/host)", *counts)
 
 
 def suite_with_summary(tally, name, argv, timeout):
@@ -83,15 +54,14 @@ def suite_with_summary(tally, name, argv, timeout):
         tally.record(name, False, "no result within %ds" % timeout)
         return
     sys.stdout.write(r.stdout)
-    for line in reversed(r.stdout.splitlines()):
-        m = SUMMARY.match(line.strip())
-        if m:
-            failed = int(m.group(2))
-            if r.returncode != 0 and failed == 0:
-                failed = 1
-            tally.add_counts(name, int(m.group(1)), failed, int(m.group(3) or 0))
-            return
-    tally.record(name, False, "exit %d and no 'N passed, N failed' line" % r.returncode)
+    counts = parse_summary(r.stdout)
+    if counts is None:
+        tally.record(name, False, "exit %d and no 'N passed, N failed' line" % r.returncode)
+        return
+    passed, failed, skipped = counts
+    if r.returncode != 0 and failed == 0:
+        failed = 1
+    tally.add_counts(name, passed, failed, skipped)
 
 
 def build(tally, make_args):
@@ -155,25 +125,6 @@ def guest_harness(tally, args):
                  "exit %d" % r.returncode)
 
 
-def record_tap(tally, prefix, lines):
-    """Record each `ok`/`not ok` line of a TAP stream; return how many."""
-    seen = 0
-    for line in lines:
-        # kselftest.h writes "ok 3 # SKIP name: why", our runner "ok 3 name # SKIP why".
-        m = re.match(r"^(ok|not ok) \d+ # (SKIP) (.*)$", line) or \
-            re.match(r"^(ok|not ok) \d+ (.*?)(?: # (.*))?$", line)
-        if not m:
-            continue
-        seen += 1
-        if m.group(2) == "SKIP":
-            tally.record(prefix + m.group(3), True, "skipped", skipped=True)
-            continue
-        note = m.group(3) or ""
-        tally.record("%s%s" % (prefix, m.group(2)), m.group(1) == "ok", note,
-                     skipped=note.startswith("SKIP"))
-    return seen
-
-
 def kselftests(tally, args):
     print("== kselftests in the guest", flush=True)
     r = guest(args, None, 1200, GUEST_POOL)
@@ -183,8 +134,8 @@ def kselftests(tally, args):
     lines = r.stdout.splitlines()
     # hugetlb_dev's own points, one by one ("# ok 3 hugetlb: ..." nested).
     nested = [l[2:] for l in lines if l.startswith("# ok ") or l.startswith("# not ok ")]
-    record_tap(tally, "hugetlb_dev: ", [l for l in nested if re.search(r"\bhugetlb(-\d+kB)?: ", l)])
-    if record_tap(tally, "kselftest ", lines) == 0 or r.returncode not in (0, 1):
+    tally.record_tap("hugetlb_dev: ", [l for l in nested if re.search(r"\bhugetlb(-\d+kB)?: ", l)])
+    if tally.record_tap("kselftest ", lines) == 0 or r.returncode not in (0, 1):
         tally.record("kselftests in the guest", False,
                      "guest exit %d; %s" % (r.returncode, r.stderr.strip()[-500:]))
 
@@ -244,10 +195,7 @@ def main():
     else:
         tally.record("guest tests", False, "not run: the build failed")
 
-    if tally.failures:
-        print("failed: " + "; ".join(tally.failures))
-    print("%d passed, %d failed, %d skipped" % (tally.passed, tally.failed, tally.skipped))
-    return 1 if tally.failed else 0
+    return tally.summary()
 
 
 if __name__ == "__main__":

@@ -1,15 +1,35 @@
-"""Host-side tests of run-qemu.sh: option checking and accelerator choice.
+# SPDX-License-Identifier: GPL-2.0
+"""Host-side tests of run-qemu.sh: option checking, accelerator choice and
+the host pages under guest RAM.
 
 These never boot a guest: --dry-run prints the QEMU command line and the job
-files instead.  The guest-side behaviour is tested by tests/guest_harness.py.
+files instead, and the host-pages check runs against a fake QEMU that only
+maps memory.  The guest-side behaviour is tested by guest_harness() in
+tests/run.py.
 """
 import os
+import shlex
 import subprocess
+import sys
 import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUN_QEMU = os.path.join(ROOT, "run-qemu.sh")
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from contract import QEMU_EXIT  # noqa: E402
+
+# A QEMU that maps its -m bytes of RAM (MADV_HUGEPAGE with FAKE_THP=1, as
+# QEMU does), creates an empty console file and ends after two seconds.
+FAKE_QEMU = """#!/usr/bin/env python3
+import mmap, os, sys, time
+open([a[5:] for a in sys.argv if a.startswith("file:")][0], "w").close()
+mb = int(sys.argv[sys.argv.index("-m") + 1].rstrip("M"))
+ram = mmap.mmap(-1, mb << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+if os.environ.get("FAKE_THP") == "1":
+    ram.madvise(mmap.MADV_HUGEPAGE)
+time.sleep(2)
+"""
 
 
 class RunQemuOptions(unittest.TestCase):
@@ -34,8 +54,9 @@ class RunQemuOptions(unittest.TestCase):
         with open(self.cpuinfo, "w") as f:
             f.write("processor\t: 0\nflags\t\t: %s\n" % flags)
 
-    def run_qemu(self, *args, files=True):
-        env = dict(os.environ, RUN_QEMU_CPUINFO=self.cpuinfo, RUN_QEMU_KVM_DEV=self.kvm)
+    def run_qemu(self, *args, files=True, env=None):
+        env = dict(os.environ, RUN_QEMU_CPUINFO=self.cpuinfo, RUN_QEMU_KVM_DEV=self.kvm,
+                   **(env or {}))
         argv = [RUN_QEMU]
         if files:
             argv += ["--kernel", self.kernel, "--initrd", self.initrd]
@@ -48,6 +69,13 @@ class RunQemuOptions(unittest.TestCase):
         for opt in ("--hugepages", "--hugepages-1g", "--mem", "--smp", "--kernel",
                     "--accel", "--icount", "--add", "--shell", "--timeout", "-- CMD"):
             self.assertIn(opt, r.stdout)
+
+    def test_missing_value_is_a_usage_error(self):
+        for args in (["--mem"], ["--mem", "--dry-run"], ["--host-pages", "--dry-run"]):
+            with self.subTest(args=args):
+                r = self.run_qemu(*args)
+                self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0])
+                self.assertIn("%s needs a value" % args[0], r.stderr)
 
     def test_unknown_option_is_a_usage_error(self):
         r = self.run_qemu("--hugepage", "4")
@@ -115,7 +143,7 @@ class RunQemuOptions(unittest.TestCase):
 
     def test_pools_larger_than_the_guest_are_refused_before_booting(self):
         r = self.run_qemu("--hugepages", "1000", "--mem", "1G", "--dry-run")
-        self.assertEqual(r.returncode, 120)
+        self.assertEqual(r.returncode, QEMU_EXIT["NOPOOL"][0])
         self.assertIn("need 2000 MB", r.stderr)
         self.assertIn("raise --mem", r.stderr)
         r = self.run_qemu("--hugepages", "300", "--mem", "1024", "--dry-run")
@@ -125,6 +153,103 @@ class RunQemuOptions(unittest.TestCase):
         r = self.run_qemu("--dry-run", "--", "echo", "it's", "a b")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("/job/cmd:\n'echo' 'it'\\''s' 'a b'", r.stdout)
+
+
+    # -- guest RAM on host huge pages under KVM
+
+    @staticmethod
+    def windows(dry_run_out, n):
+        """Every n consecutive words of the QEMU command line --dry-run printed."""
+        words = shlex.split(next(l for l in dry_run_out.splitlines()
+                                 if l.startswith("qemu-system")))
+        return [words[i:i + n] for i in range(len(words) - n + 1)]
+
+    def test_kvm_backs_guest_ram_with_preallocated_2m_pages(self):
+        r = self.run_qemu("--accel", "kvm", "--mem", "1G", "--hugepages", "8", "--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("host pages: hugetlb", r.stdout)
+        self.assertIn(["-object", "memory-backend-memfd,id=ram0,size=1024M,hugetlb=on,"
+                       "hugetlbsize=2M,prealloc=on", "-machine", "memory-backend=ram0"],
+                      self.windows(r.stdout, 4))
+
+    def test_kvm_thp_and_none(self):
+        r = self.run_qemu("--accel", "kvm", "--host-pages", "thp", "--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(["-object", "memory-backend-ram,id=ram0,size=2048M", "-machine",
+                       "memory-backend=ram0"], self.windows(r.stdout, 4))
+        r = self.run_qemu("--accel", "kvm", "--host-pages", "none", "--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("memory-backend", r.stdout)
+
+    def test_host_pages_refused_under_tcg_and_when_unknown(self):
+        r = self.run_qemu("--host-pages", "hugetlb", "--dry-run")
+        self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0])
+        self.assertIn("--host-pages is for --accel kvm", r.stderr)
+        r = self.run_qemu("--accel", "kvm", "--host-pages", "1G", "--dry-run")
+        self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0])
+        self.assertIn("hugetlb, thp or none", r.stderr)
+        r = self.run_qemu("--dry-run")
+        self.assertIn("host pages: n/a", r.stdout)
+        self.assertNotIn("memory-backend", r.stdout)
+
+    def fake_host(self, free_2m=0, thp="always [madvise] never"):
+        """A fake QEMU on PATH and fake sysfs pool and THP files."""
+        bindir = os.path.join(self.tmp.name, "bin")
+        os.makedirs(bindir, exist_ok=True)
+        path = os.path.join(bindir, "qemu-system-x86_64")
+        with open(path, "w") as f:
+            f.write(FAKE_QEMU)
+        os.chmod(path, 0o755)
+        hp = os.path.join(self.tmp.name, "hugepages")
+        os.makedirs(os.path.join(hp, "hugepages-2048kB"), exist_ok=True)
+        with open(os.path.join(hp, "hugepages-2048kB", "free_hugepages"), "w") as f:
+            f.write("%d\n" % free_2m)
+        thp_dir = os.path.join(self.tmp.name, "thp")
+        os.makedirs(thp_dir, exist_ok=True)
+        for name, text in (("enabled", thp), ("defrag", "always defer [madvise] never")):
+            with open(os.path.join(thp_dir, name), "w") as f:
+                f.write(text + "\n")
+        return {"PATH": bindir + os.pathsep + os.environ["PATH"],
+                "RUN_QEMU_HUGEPAGES_SYS": hp, "RUN_QEMU_THP_SYS": thp_dir}
+
+    def test_short_host_pool_is_refused_before_starting(self):
+        env = self.fake_host(free_2m=100)
+        r = self.run_qemu("--accel", "kvm", "--mem", "512M", "--hugepages", "0",
+                          "--", "true", env=env)
+        self.assertEqual(r.returncode, QEMU_EXIT["HOSTPAGES"][0], r.stderr)
+        self.assertIn("need 256 free 2 MB pages on the host, it has 100", r.stderr)
+        self.assertIn("nr_hugepages", r.stderr)
+
+    def test_guest_ram_on_4k_pages_fails_the_smaps_check(self):
+        # The pool looks big enough, but the fake QEMU maps plain 4 KB pages:
+        # the check in its smaps must catch what the command line promised.
+        env = self.fake_host(free_2m=1000)
+        r = self.run_qemu("--accel", "kvm", "--mem", "512M", "--hugepages", "0",
+                          "--", "true", env=env)
+        self.assertEqual(r.returncode, QEMU_EXIT["HOSTPAGES"][0], r.stderr)
+        self.assertRegex(r.stderr, r"guest RAM in /proc/\d+/smaps has KernelPageSize 4 kB, "
+                         r"not 2048 kB")
+
+    def test_thp_is_checked_and_recorded(self):
+        env = self.fake_host(thp="always [madvise] never")
+        env["FAKE_THP"] = "1"
+        r = self.run_qemu("--accel", "kvm", "--host-pages", "thp", "--mem", "512M",
+                          "--hugepages", "0", "--", "true", env=env)
+        # The fake reports no guest status, but its RAM passed the check.
+        self.assertEqual(r.returncode, QEMU_EXIT["NOSTATUS"][0], r.stderr)
+        self.assertIn('@meta host_memory {"host_pages": "thp", "kernel_page_kb": 4, ',
+                      r.stdout)
+        self.assertIn('"thp_enabled": "always [madvise] never"', r.stdout)
+        env["FAKE_THP"] = "0"
+        r = self.run_qemu("--accel", "kvm", "--host-pages", "thp", "--mem", "512M",
+                          "--hugepages", "0", "--", "true", env=env)
+        self.assertEqual(r.returncode, QEMU_EXIT["HOSTPAGES"][0], r.stderr)
+        self.assertIn("is not THPeligible", r.stderr)
+        env = self.fake_host(thp="always madvise [never]")
+        r = self.run_qemu("--accel", "kvm", "--host-pages", "thp", "--mem", "512M",
+                          "--hugepages", "0", "--", "true", env=env)
+        self.assertEqual(r.returncode, QEMU_EXIT["HOSTPAGES"][0], r.stderr)
+        self.assertIn("set always or madvise", r.stderr)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The suite's contract, as Python reads it: the one module that knows it.
+
+    python3 bench/contract.py shell     shell assignments for run-qemu.sh
+
+What is C's comes from `build/bench/benchtool contract` (bench/benchtool.c
+prints the runner's tables as JSON): the benchmarks (binary, CSV columns,
+the key a point is matched on, the metric compare compares) and the
+backings in display order (page size, colour, the hugetlb pool they draw
+on).  A new backing or benchmark is a row in those tables; nothing here
+changes.
+
+What is not C's lives below: what each timing source means, run-qemu.sh's
+exit statuses and the console pattern that marks a kernel splat.
+"""
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCHTOOL = os.path.join("build", "bench", "benchtool")
+
+
+class ContractError(Exception):
+    """The contract could not be read; the message names cause and fix."""
+
+
+# Where the time numbers of a run come from (meta.json "timing_source"):
+# a label for captions and tables, and whether it is hardware time.  Under
+# tcg and icount latency is emulated: no figure or summary may present it
+# as what a CPU does.
+TIMING = {
+    "native": ("wall time on the host (hardware)", True),
+    "kvm": ("wall time in a KVM guest (hardware, through a virtual machine)",
+            True),
+    "tcg": ("TCG: emulated timing, not hardware", False),
+    "icount": ("instruction-count time (QEMU -icount), not hardware", False),
+}
+# Said in every figure of a native run on a host that is a virtual machine.
+HYPERVISOR_NOTE = ("host is a virtual machine: its page walks are "
+                   "two-dimensional (guest and host page tables)")
+
+
+def timing_label(source):
+    if source in TIMING:
+        return TIMING[source][0]
+    return "timing source %r" % source if source else \
+        "timing source not recorded"
+
+
+def timing_is_hardware(source):
+    return source in TIMING and TIMING[source][1]
+
+
+# run-qemu.sh's exit statuses beyond the guest command's own, with the
+# reason bench/run.py and the tests report for each.
+QEMU_EXIT = {
+    "USAGE": (2, "bad usage of run-qemu.sh"),
+    "NOPOOL": (120, "huge pages could not be preallocated"),
+    "HOSTPAGES": (121, "guest RAM is not on the host pages asked for"),
+    "TIMEOUT": (124, "guest timed out"),
+    "SPLAT": (125, "guest kernel panic/oops/BUG/WARNING"),
+    "NOSTATUS": (126, "guest died without reporting a status (QEMU killed?)"),
+    "INTERRUPTED": (130, "interrupted"),
+}
+QEMU_EXIT_REASON = {code: why for code, why in QEMU_EXIT.values()}
+
+# A console line matching this is a kernel splat: a test fails, a run is
+# refused.  Lockdep's reports start with "WARNING:" or "INFO:", KFENCE's
+# with "BUG: KFENCE".  Plain alternation, so grep -E and Python's re read
+# it the same way.
+SPLAT_RE = ("Kernel panic|Oops|BUG:|kernel BUG|WARNING:|INFO:|"
+            "general protection fault|UBSAN|KASAN|"
+            "circular locking dependency|possible recursive locking|"
+            "suspicious RCU usage|Bad page")
+SPLAT = re.compile(SPLAT_RE)
+
+
+def shell():
+    """Shell assignments of what run-qemu.sh needs."""
+    lines = ["QEMU_EXIT_%s=%d" % (name, code)
+             for name, (code, _) in QEMU_EXIT.items()]
+    lines.append("SPLAT_RE=" + shlex.quote(SPLAT_RE))
+    return "\n".join(lines) + "\n"
+
+
+BENCH_KEYS = ("name", "binary", "columns", "key", "metric",
+              "lower_is_better")
+BACKING_KEYS = ("name", "page_kb", "colour", "pool_kb")
+
+
+class Contract:
+    """The benchmarks and backings, in the order benchtool lists them."""
+
+    def __init__(self, data, source):
+        self.source = source
+        try:
+            self.benches = list(data["benches"])
+            self.backings = list(data["backings"])
+        except (KeyError, TypeError):
+            raise ContractError("%s: no \"benches\" and \"backings\" lists"
+                                % source)
+        for kind, items, keys in (("bench", self.benches, BENCH_KEYS),
+                                  ("backing", self.backings, BACKING_KEYS)):
+            for item in items:
+                missing = [k for k in keys if k not in item]
+                if missing:
+                    raise ContractError("%s: %s %r lacks %s" % (
+                        source, kind, item.get("name"), ", ".join(missing)))
+        self._bench = {b["name"]: b for b in self.benches}
+        self._backing = {b["name"]: b for b in self.backings}
+
+    def bench_names(self):
+        return [b["name"] for b in self.benches]
+
+    def backing_names(self):
+        return [b["name"] for b in self.backings]
+
+    def bench(self, name):
+        try:
+            return self._bench[name]
+        except KeyError:
+            raise ContractError("no benchmark %r (benchtool contract lists "
+                                "%s)" % (name, ", ".join(self.bench_names())))
+
+    def backing(self, name):
+        try:
+            return self._backing[name]
+        except KeyError:
+            raise ContractError("no backing %r (benchtool contract lists %s)"
+                                % (name, ", ".join(self.backing_names())))
+
+    def order_key(self, name):
+        """Display order: benchtool's; names it does not know come last."""
+        names = self.backing_names()
+        return (names.index(name), "") if name in names else \
+            (len(names), name)
+
+    def colour(self, name):
+        b = self._backing.get(name)
+        return b["colour"] if b else "#7F7F7F"
+
+    def needs_pool(self, name):
+        """The hugetlb pool (in kB pages) a backing draws on, 0 for none."""
+        return self.backing(name)["pool_kb"]
+
+
+_cache = {}
+
+
+def load(path=None, root=ROOT):
+    """The contract from a JSON file (path) or from root's benchtool."""
+    key = (path, root)
+    if key in _cache:
+        return _cache[key]
+    if path:
+        try:
+            with open(path) as f:
+                text = f.read()
+        except OSError as e:
+            raise ContractError("cannot read the contract %s: %s" % (path, e))
+        source = path
+    else:
+        tool = os.path.join(root, BENCHTOOL)
+        if not os.access(tool, os.X_OK):
+            raise ContractError("%s is missing: build it with `make "
+                                "bench-bins`" % tool)
+        p = subprocess.run([tool, "contract"], capture_output=True, text=True)
+        if p.returncode:
+            raise ContractError("`%s contract` failed (exit %d): %s" % (
+                tool, p.returncode, p.stderr.strip()[-300:]))
+        text, source = p.stdout, tool + " contract"
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise ContractError("%s is not JSON: %s" % (source, e))
+    _cache[key] = Contract(data, source)
+    return _cache[key]
+
+
+def main(argv):
+    if argv == ["shell"]:
+        sys.stdout.write(shell())
+        return 0
+    print("usage: contract.py shell", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: GPL-2.0
+"""bench/contract.py: reading the contract, and what run-qemu.sh takes from it."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import contract  # noqa: E402
+import harness  # noqa: E402
+
+SPLATS = ["[    1.2] BUG: KFENCE: out-of-bounds read", "kernel BUG at mm/hugetlb.c:12!",
+          "WARNING: CPU: 0 PID: 1 at mm/hugetlb.c:5", "INFO: task hung",
+          "UBSAN: shift-out-of-bounds", "Kernel panic - not syncing: Fatal",
+          "BUG: KASAN: use-after-free", "WARNING: possible circular locking dependency detected",
+          "BUG: Bad page state in process x", "general protection fault, probably",
+          "WARNING: suspicious RCU usage", "WARNING: possible recursive locking detected",
+          "Oops: 0000 [#1] SMP"]
+CLEAN = ["[    0.1] Linux version 6.12", "hugetlb: registered 2.00 MiB page size",
+         "@@hugetlb-guest-exit 0"]
+
+
+class Shell(unittest.TestCase):
+    def shell_vars(self):
+        out = subprocess.run(["bash", "-c", 'eval "$(python3 %s shell)"; '
+                              'declare -p SPLAT_RE ${!QEMU_EXIT_*}'
+                              % os.path.join(ROOT, "bench", "contract.py")],
+                             capture_output=True, text=True, check=True).stdout
+        return out
+
+    def test_exit_statuses_reach_the_shell(self):
+        out = self.shell_vars()
+        for name, (code, _) in contract.QEMU_EXIT.items():
+            self.assertIn('QEMU_EXIT_%s="%d"' % (name, code), out)
+
+    def test_splat_pattern_same_in_grep_and_python(self):
+        for line in SPLATS + CLEAN:
+            with self.subTest(line=line):
+                g = subprocess.run(["bash", "-c", 'eval "$(python3 %s shell)"; '
+                                    'grep -qE "$SPLAT_RE"' % os.path.join(
+                                        ROOT, "bench", "contract.py")],
+                                   input=line + "\n", text=True).returncode == 0
+                self.assertEqual(g, line in SPLATS)
+                self.assertEqual(bool(contract.SPLAT.search(line)), line in SPLATS)
+
+    def test_run_qemu_has_no_literal_statuses(self):
+        with open(os.path.join(ROOT, "run-qemu.sh")) as f:
+            text = f.read()
+        for code in (120, 121, 124, 125, 126, 130):
+            self.assertNotRegex(text, r"exit %d\b" % code)
+
+
+class Load(unittest.TestCase):
+    FIXTURE = os.path.join(ROOT, "tests", "fixture", "contract.json")
+
+    def write(self, data):
+        f = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+        self.addCleanup(os.unlink, f.name)
+        json.dump(data, f)
+        f.close()
+        return f.name
+
+    def test_fixture_reads(self):
+        c = contract.load(self.FIXTURE)
+        self.assertEqual(c.backing_names()[0], "devzero")
+        self.assertLess(c.order_key("devzero"), c.order_key("memfd-1G"))
+        self.assertGreater(c.order_key("nosuch"), c.order_key("memfd-1G"))
+        self.assertEqual(c.bench("chase")["metric"], "ns_per_access")
+        self.assertEqual(c.needs_pool("devzero"), 0)
+
+    def test_missing_fields_are_named(self):
+        with open(self.FIXTURE) as f:
+            data = json.load(f)
+        del data["backings"][1]["colour"]
+        with self.assertRaisesRegex(contract.ContractError, "backing 'thp' lacks colour"):
+            contract.load(self.write(data))
+        with self.assertRaisesRegex(contract.ContractError, "no \"benches\""):
+            contract.load(self.write({"backings": []}))
+
+    def test_unknown_names_are_errors_that_list_the_known(self):
+        c = contract.load(self.FIXTURE)
+        with self.assertRaisesRegex(contract.ContractError, "no backing 'nosuch'.*devzero"):
+            c.backing("nosuch")
+
+    def test_missing_benchtool_says_how_to_build_it(self):
+        with tempfile.TemporaryDirectory() as d:
+            with self.assertRaisesRegex(contract.ContractError, "make bench-bins"):
+                contract.load(root=d)
+
+    def test_timing_labels(self):
+        self.assertTrue(contract.timing_is_hardware("native"))
+        self.assertFalse(contract.timing_is_hardware("tcg"))
+        self.assertFalse(contract.timing_is_hardware("icount"))
+        self.assertIn("not recorded", contract.timing_label(None))
+
+
+class Harness(unittest.TestCase):
+    def test_summary_parsing(self):
+        self.assertEqual(harness.parse_summary("x\n3 passed, 1 failed\nmore\n"), (3, 1, 0))
+        self.assertEqual(harness.parse_summary("reliability: 3 passed, 0 failed, 2 skipped"),
+                         (3, 0, 2))
+        self.assertIsNone(harness.parse_summary("3 passed"))
+        self.assertEqual(harness.summary_line(1, 2, 3), "1 passed, 2 failed, 3 skipped")
+
+    def test_tap(self):
+        got = harness.parse_tap(["ok 1 a", "not ok 2 b # why", "ok 3 # SKIP c: no pool",
+                                 "ok - d", "ok 5 e # SKIP no dev", "# comment"])
+        self.assertEqual(got, [("a", True, "", False), ("b", False, "why", False),
+                               ("c: no pool", True, "skipped", True), ("d", True, "", False),
+                               ("e", True, "SKIP no dev", True)])
+
+    def test_total_of_logs(self):
+        with tempfile.TemporaryDirectory() as d:
+            a, b = os.path.join(d, "a"), os.path.join(d, "b")
+            with open(a, "w") as f:
+                f.write("1 passed, 0 failed\n5 passed, 1 failed, 2 skipped\n")
+            with open(b, "w") as f:
+                f.write("no summary here\n")
+            r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "harness.py"),
+                                "total", a, b], capture_output=True, text=True)
+        self.assertEqual(r.stdout.splitlines()[-1], "5 passed, 2 failed, 2 skipped")
+        self.assertEqual(r.returncode, 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
