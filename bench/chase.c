@@ -150,23 +150,22 @@ static void measure(const struct bench_opts *o, struct counters *c,
 	double *ns = calloc(o->reps, sizeof(double));
 	double *cyc = calloc(o->reps, sizeof(double));
 	double *dl = calloc(o->reps, sizeof(double));
-	double *ds = calloc(o->reps, sizeof(double));
 	double *wk = calloc(o->reps, sizeof(double));
 	int ok[EV_NR], r, i;
 	uint32_t *order;
 	char *base = m->addr;
 	void **p;
-	struct stats st, sc, sdl, sds, swk;
+	struct stats st, sc, sdl, swk;
 	double ml1 = 0, mwk = 0;
 	int model_ok;
-	char b[6][32];
+	char b[5][32];
 
 	if (n < 2)
 		goto out;
 	order = oc->order[hop - 1][si];
 	if (!order)
 		order = oc->order[hop - 1][si] = make_order(n, o->seed);
-	if (!order || !ns || !cyc || !dl || !ds || !wk) {
+	if (!order || !ns || !cyc || !dl || !wk) {
 		emit_error("out of memory for %zu elements", n);
 		goto out;
 	}
@@ -191,9 +190,8 @@ static void measure(const struct bench_opts *o, struct counters *c,
 		check_duration(t1 - t0);
 		ns[r] = (t1 - t0) / hops;
 		cyc[r] = (double)v.v[EV_CYCLES] / hops;
-		dl[r] = per_1k(&v, EV_DTLB_LOAD_MISSES, hops);
-		ds[r] = per_1k(&v, EV_DTLB_STORE_MISSES, hops);
-		wk[r] = per_1k(&v, EV_WALKS, hops);
+		dl[r] = per_1k(&v, EV_L1_DTLB_MISS, hops);
+		wk[r] = per_1k(&v, EV_WALK, hops);
 		for (i = 0; i < EV_NR; i++)
 			ok[i] &= v.ok[i];
 	}
@@ -201,26 +199,24 @@ static void measure(const struct bench_opts *o, struct counters *c,
 	stats_compute(ns, o->reps, &st);
 	stats_compute(cyc, o->reps, &sc);
 	stats_compute(dl, o->reps, &sdl);
-	stats_compute(ds, o->reps, &sds);
 	stats_compute(wk, o->reps, &swk);
 	model_ok = !model_run(o, order, n, hop, page_kb, wss, &ml1, &mwk);
 	if (!model_ok)
 		emit_error("bad TLB model spec '%s'", o->model);
 
 	/* backing,page_kb,wss_bytes,ns_per_access,ns_min,ns_max,
-	 * dtlb_load_misses_per_1k,walks_per_1k,model_l1_misses_per_1k,
+	 * l1_dtlb_misses_per_1k,walks_per_1k,model_l1_misses_per_1k,
 	 * model_walks_per_1k,hop,cv,reps,hops,cycles_per_access,
-	 * dtlb_store_misses_per_1k,model_preset */
-	emit_row("%s,%lu,%zu,%.3f,%.3f,%.3f,%s,%s,%s,%s,%s,%.4f,%d,%llu,%s,%s,%s",
+	 * model_preset */
+	emit_row("%s,%lu,%zu,%.3f,%.3f,%.3f,%s,%s,%s,%s,%s,%.4f,%d,%llu,%s,%s",
 		 m->b->name, page_kb, wss, st.median, st.min, st.max,
-		 fmt_opt(b[0], 32, ok[EV_DTLB_LOAD_MISSES], sdl.median),
-		 fmt_opt(b[1], 32, ok[EV_WALKS], swk.median),
+		 fmt_opt(b[0], 32, ok[EV_L1_DTLB_MISS], sdl.median),
+		 fmt_opt(b[1], 32, ok[EV_WALK], swk.median),
 		 model_ok ? (snprintf(b[2], 32, "%.3f", ml1), b[2]) : "",
 		 model_ok ? (snprintf(b[3], 32, "%.3f", mwk), b[3]) : "",
 		 hop == HOP_PAGE ? "page" : "line", st.cv, o->reps,
 		 (unsigned long long)hops,
 		 fmt_opt(b[4], 32, ok[EV_CYCLES], sc.median),
-		 fmt_opt(b[5], 32, ok[EV_DTLB_STORE_MISSES], sds.median),
 		 tlb_spec(o->model) == o->model ? "custom" : o->model);
 	progress("%-14s %-4s %10zu B (%d/%d): %8.2f ns/access  cv %.3f  "
 		 "model walks/1k %.1f", m->b->name,
@@ -230,7 +226,6 @@ out:
 	free(ns);
 	free(cyc);
 	free(dl);
-	free(ds);
 	free(wk);
 }
 
@@ -287,9 +282,8 @@ const struct bench this_bench = {
 	.name = "chase",
 	.desc = "dependent random pointer chase, ns per access",
 	.csv_header = "backing,page_kb,wss_bytes,ns_per_access,ns_min,ns_max,"
-		      "dtlb_load_misses_per_1k,walks_per_1k,"
+		      "l1_dtlb_misses_per_1k,walks_per_1k,"
 		      "model_l1_misses_per_1k,model_walks_per_1k,hop,cv,reps,"
-		      "hops,cycles_per_access,dtlb_store_misses_per_1k,"
-		      "model_preset",
+		      "hops,cycles_per_access,model_preset",
 	.run = run,
 };

@@ -118,25 +118,20 @@ void counters_open(struct counters *c)
 		[EV_INSTRUCTIONS] = { PERF_TYPE_HARDWARE,
 				      PERF_COUNT_HW_INSTRUCTIONS,
 				      "instructions" },
-		[EV_DTLB_LOAD_MISSES] = { PERF_TYPE_HW_CACHE,
+		[EV_L1_DTLB_MISS] = { PERF_TYPE_HW_CACHE,
 			PERF_COUNT_HW_CACHE_DTLB |
 			(PERF_COUNT_HW_CACHE_OP_READ << 8) |
 			(PERF_COUNT_HW_CACHE_RESULT_MISS << 16),
 			"dTLB-load-misses" },
-		[EV_DTLB_STORE_MISSES] = { PERF_TYPE_HW_CACHE,
-			PERF_COUNT_HW_CACHE_DTLB |
-			(PERF_COUNT_HW_CACHE_OP_WRITE << 8) |
-			(PERF_COUNT_HW_CACHE_RESULT_MISS << 16),
-			"dTLB-store-misses" },
 		[EV_PAGE_FAULTS] = { PERF_TYPE_SOFTWARE,
 				     PERF_COUNT_SW_PAGE_FAULTS, "page-faults" },
 	};
 	int i, have_walk;
 
-	have_walk = !walk_event(&ev[EV_WALKS], c->reason[EV_WALKS],
+	have_walk = !walk_event(&ev[EV_WALK], c->reason[EV_WALK],
 				sizeof(c->reason[0]));
 	if (!have_walk)
-		ev[EV_WALKS].name = "page-walks";
+		ev[EV_WALK].name = "page-walks";
 	c->leader = -1;
 	for (i = 0; i < EV_NR; i++) {
 		struct perf_event_attr a;
@@ -144,7 +139,7 @@ void counters_open(struct counters *c)
 
 		c->fd[i] = -1;
 		snprintf(c->name[i], sizeof(c->name[i]), "%s", ev[i].name);
-		if (i == EV_WALKS && !have_walk)
+		if (i == EV_WALK && !have_walk)
 			continue;
 		memset(&a, 0, sizeof(a));
 		a.size = sizeof(a);
@@ -232,9 +227,8 @@ void counters_emit_meta(const struct counters *c)
 		printf("%s\"%s\": {\"available\": %s, \"reason\": %s, "
 		       "\"column\": \"%s\"}", i ? ", " : "", c->name[i],
 		       c->fd[i] >= 0 ? "true" : "false", esc,
-		       i == EV_WALKS ? "walks_per_1k" :
-		       i == EV_DTLB_LOAD_MISSES ? "dtlb_load_misses_per_1k" :
-		       i == EV_DTLB_STORE_MISSES ? "dtlb_store_misses_per_1k" :
+		       i == EV_WALK ? "walks_per_1k" :
+		       i == EV_L1_DTLB_MISS ? "l1_dtlb_misses_per_1k" :
 		       i == EV_PAGE_FAULTS ? "faults" : "");
 	}
 	printf("}\n");

@@ -13,10 +13,9 @@
 enum counter_ev {
 	EV_CYCLES,
 	EV_INSTRUCTIONS,
-	EV_DTLB_LOAD_MISSES,
-	EV_DTLB_STORE_MISSES,
 	EV_PAGE_FAULTS,
-	EV_WALKS,		/* the running CPU's completed page walks */
+	EV_L1_DTLB_MISS,	/* loads that missed the L1 dTLB */
+	EV_WALK,		/* completed page walks caused by loads */
 	EV_NR
 };
 

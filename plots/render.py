@@ -33,7 +33,7 @@ ORDER = ["devzero", "hugetlbfs", "shm", "devhugetlb", "maphugetlb", "memfd", "th
 # Columns each CSV must start with (the results contract); extras may follow.
 CONTRACT = {
     "chase.csv": ["backing", "page_kb", "wss_bytes", "ns_per_access", "ns_min",
-                  "ns_max", "dtlb_load_misses_per_1k", "walks_per_1k",
+                  "ns_max", "l1_dtlb_misses_per_1k", "walks_per_1k",
                   "model_l1_misses_per_1k", "model_walks_per_1k"],
     "stream.csv": ["backing", "page_kb", "wss_bytes", "kernel", "gb_per_s"],
     "fault.csv": ["backing", "page_kb", "mode", "us_per_mb", "faults_per_mb"],
@@ -161,7 +161,7 @@ def labels(meta):
 
     counters = meta.get("counters") or {}
     # bench/ names the CSV column each event fills; keep the two TLB columns.
-    tlb_cols = ("dtlb_load_misses_per_1k", "walks_per_1k")
+    tlb_cols = ("l1_dtlb_misses_per_1k", "walks_per_1k")
     if any(isinstance(c, dict) and "column" in c for c in counters.values()):
         counters = {e: c for e, c in counters.items() if c.get("column") in tlb_cols}
     have = [e for e, c in counters.items() if c.get("available")]

@@ -4,7 +4,7 @@
 #           [CAPTION [TIMING [BACKINGS [COUNTERS]]]]
 #
 # DATA is chase.csv; x = wss_bytes (column 3), left panel
-# dtlb_load_misses_per_1k (column 7), right panel walks_per_1k (column 8).
+# l1_dtlb_misses_per_1k (column 7), right panel walks_per_1k (column 8).
 # COUNTERS (EXTRA): which hardware events filled those columns, or, when the
 # host has none, why not (plots/render.py takes it from meta.json "counters").
 # When neither column holds a value the figure says so in words instead of
@@ -24,8 +24,8 @@ N_DTLB = STATS_sum
 stats DATA using (hasval("", 8)) nooutput
 N_WALK = STATS_sum
 SOURCENOTE = (N_DTLB + N_WALK > 0) ? \
-    "x = wss_bytes, y = dtlb_load_misses_per_1k (left), walks_per_1k (right); counters: " . COUNTERS : \
-    "columns dtlb_load_misses_per_1k and walks_per_1k are empty"
+    "x = wss_bytes, y = l1_dtlb_misses_per_1k (left), walks_per_1k (right); counters: " . COUNTERS : \
+    "columns l1_dtlb_misses_per_1k and walks_per_1k are empty"
 
 # One panel; COL is the column, WHAT its name on the axis, N its row count.
 want(b) = isb(b) && valid(COL)

@@ -12,7 +12,7 @@ BENCHTOOL = os.path.join(BINDIR, "benchtool")
 # The columns the plots read, in this order (issue 3); more may follow.
 REQUIRED_COLUMNS = {
     "chase": ["backing", "page_kb", "wss_bytes", "ns_per_access", "ns_min",
-              "ns_max", "dtlb_load_misses_per_1k", "walks_per_1k",
+              "ns_max", "l1_dtlb_misses_per_1k", "walks_per_1k",
               "model_l1_misses_per_1k", "model_walks_per_1k"],
     "stream": ["backing", "page_kb", "wss_bytes", "kernel", "gb_per_s"],
     "fault": ["backing", "page_kb", "mode", "us_per_mb", "faults_per_mb"],

@@ -15,7 +15,7 @@ import random
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixture")
 
 CHASE_HDR = ["backing", "page_kb", "wss_bytes", "ns_per_access", "ns_min",
-             "ns_max", "dtlb_load_misses_per_1k", "walks_per_1k",
+             "ns_max", "l1_dtlb_misses_per_1k", "walks_per_1k",
              "model_l1_misses_per_1k", "model_walks_per_1k", "hop", "reps",
              "model_preset"]
 STREAM_HDR = ["backing", "page_kb", "wss_bytes", "kernel", "gb_per_s"]
@@ -167,7 +167,7 @@ def main():
         "hugepages": {"2048kB": {"total": 512, "free": 512},
                       "1048576kB": {"total": 2, "free": 2}},
         "counters": {"dTLB-load-misses": {"available": False, "reason": no_pmu,
-                                          "column": "dtlb_load_misses_per_1k"},
+                                          "column": "l1_dtlb_misses_per_1k"},
                      "page-walks": {"available": False, "reason": no_pmu,
                                     "column": "walks_per_1k"},
                      "page-faults": {"available": True, "reason": "",
@@ -197,7 +197,7 @@ def main():
         "hugepages": {"2048kB": {"total": 1024, "free": 1024},
                       "1048576kB": {"total": 2, "free": 2}},
         "counters": {"dTLB-load-misses": {"available": True, "reason": "",
-                                          "column": "dtlb_load_misses_per_1k"},
+                                          "column": "l1_dtlb_misses_per_1k"},
                      "ls_l1_d_tlb_miss.all_l2_miss": {"available": True, "reason": "",
                                                       "column": "walks_per_1k"}},
         "method": {"warmup": 2, "reps": 11, "seed": 1, "aslr_off": True,
