@@ -15,30 +15,41 @@ guest: ./run-qemu.sh --hugepages N [--hugepages-1g N] --mem SIZE -- sh -c ...
        runs the binaries one after another in one boot (docs/interfaces.md).
 native: the same binaries on the host kernel; vm.nr_hugepages (and the 1 GB
        pool) are raised for the run and restored on every exit path.
+
+The benchmarks and backings are bench/contract.py's (from benchtool).  Each
+binary measures its backings one after another in table order, so drift
+during a run (heat, boost, load) would always favour the first ones: the
+order is rotated instead, by one more position for each benchmark and by
+--rotate for the whole run (compare rotates it per round).  A rotation is
+two invocations of the binary, the tail of the list and then its head.
+meta.json records the order and the machine's state around the run.
+run.py writes data only; plots/render.py draws it and writes the summary.
 """
 
 import argparse
 import datetime
+import glob
 import json
 import os
 import platform
+import re
 import shlex
 import signal
 import subprocess
 import sys
 
+import contract
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BENCHES = ("chase", "stream", "fault")
 MB = 1 << 20
 GB = 1 << 30
+KB_1G = 1048576
 
 # Working sets: dense near the TLB reaches (256K, 6M/8M, 64M/128M; see
 # make_sweep in runner.c for where the numbers come from).
 # The guest's sweep keeps one point at each knee: TCG time is scarce.
 QUICK_SIZES_GUEST = ["16K", "64K", "256K", "1M", "4M", "6M", "8M", "16M",
                      "32M", "64M", "128M", "256M"]
-BACKINGS_2M = ["devzero", "thp", "hugetlbfs", "shm", "devhugetlb",
-               "maphugetlb", "memfd"]
 QUICK_SIZES = ["16K", "64K", "192K", "256K", "320K", "1M", "4M", "6M", "8M",
                "10M", "32M", "64M", "96M", "128M", "160M", "256M"]
 
@@ -51,7 +62,7 @@ def size_bytes(s):
     return int(s)
 
 
-def profile(name, mode, mem_available=None):
+def profile(name, mode, mem_available=None, c=None):
     """The arguments of each benchmark, and the pools/memory they need.
 
     tiny: a few sizes, 2 reps: a smoke test (the guest test), not data.
@@ -91,8 +102,9 @@ def profile(name, mode, mem_available=None):
             # Under TCG each touched 1 GB page costs ~7 s of clearing; the
             # quick guest run keeps the 1 GB variants for the chase (the
             # TLB question) and leaves their stream/fault to native/full.
-            p["backings"] = {b: ",".join(BACKINGS_2M) for b in
-                             ("stream", "fault")}
+            c = c or contract.load()
+            small = [b["name"] for b in c.backings if b["pool_kb"] != KB_1G]
+            p["backings"] = {b: ",".join(small) for b in ("stream", "fault")}
     elif name == "full":
         top = GB if guest else 4 * GB
         if mem_available and not guest:
@@ -240,17 +252,18 @@ class Results:
             self.meta["errors"].append(rest)
             self.write_meta()
             return "ERROR " + rest
-        if tag == "@done":
+        if tag in ("@done", "@exit"):   # @exit: the guest script's view
             bench, _, rc = rest.partition(" ")
-            self.meta["bench_exit"][bench] = int(rc) if rc.isdigit() else rc
-            self.write_meta()
-            return None
-        if tag == "@exit":     # from the guest script: the binary's status
-            bench, _, rc = rest.partition(" ")
-            self.meta["bench_exit"][bench] = int(rc) if rc.isdigit() else rc
-            self.write_meta()
+            self.exit_status(bench, int(rc) if rc.isdigit() else rc)
             return None
         return line
+
+    def exit_status(self, bench, rc):
+        """A benchmark runs in more than one invocation: keep the worst."""
+        ex = self.meta["bench_exit"]
+        if ex.get(bench) in (None, 0):
+            ex[bench] = rc
+        self.write_meta()
 
     def header(self, bench, header):
         cols = header.split(",")
@@ -312,6 +325,10 @@ class Results:
         elif key == "counters":
             if not m["counters"]:
                 m["counters"] = val
+        elif key in ("model", "host_memory"):
+            # the TLB model's whole geometry (chase); what backs guest RAM
+            # on the host (run-qemu.sh under KVM)
+            m[key] = val
         elif key == "env":
             self.env = val
             m["kernel"] = val.get("kernel")
@@ -332,42 +349,6 @@ class Results:
         self.meta["status"] = status
         self.meta["rows"] = dict(self.rows)
         self.write_meta()
-
-    def headline(self, size=None):
-        """chase at the largest size with both devzero and maphugetlb."""
-        path = self.csv_path("chase")
-        if not os.path.exists(path):
-            return None
-        with open(path) as f:
-            lines = f.read().splitlines()
-        if len(lines) < 2:
-            return None
-        cols = lines[0].split(",")
-        by = {}
-        for ln in lines[1:]:
-            r = dict(zip(cols, ln.split(",")))
-            if r.get("hop", "line") != "line":
-                continue
-            by[(r["backing"], int(r["wss_bytes"]))] = r
-        common = [s for (b, s) in by if b == "devzero"
-                  and ("maphugetlb", s) in by]
-        if not common:
-            return None
-        s = size or max(common)
-        a, b = by[("devzero", s)], by[("maphugetlb", s)]
-        na, nb = float(a["ns_per_access"]), float(b["ns_per_access"])
-        return ("headline (%s timing): chase %s, one hop per line: devzero "
-                "(%s kB pages) %.1f ns/access, maphugetlb (%s kB pages) "
-                "%.1f ns/access (%+.1f%%)" % (
-                    self.meta.get("timing_source"), human(s), a["page_kb"],
-                    na, b["page_kb"], nb, 100.0 * (nb - na) / na))
-
-
-def human(n):
-    for unit, div in (("G", GB), ("M", MB), ("K", 1024)):
-        if n >= div and n % div == 0:
-            return "%d%sB" % (n // div, unit)
-    return "%dB" % n
 
 
 class HugePools:
@@ -462,31 +443,116 @@ def mem_available():
     return None
 
 
-def needs_pools(backings):
-    """False when a --backings list names no hugetlb backing."""
-    if not backings:
-        return True
-    return any(b not in ("devzero", "thp") for b in backings.split(","))
+def read_text(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def bracketed(text):
+    """The chosen value of a sysfs choice file: "always [madvise] never"."""
+    m = re.search(r"\[([^]]+)\]", text or "")
+    return m.group(1) if m else text
+
+
+def loadavg(root="/"):
+    text = read_text(os.path.join(root, "proc", "loadavg"))
+    return [float(x) for x in text.split()[:3]] if text else None
+
+
+def hypervisor(root="/"):
+    """True when /proc/cpuinfo's flags include "hypervisor" (a VM)."""
+    text = read_text(os.path.join(root, "proc", "cpuinfo")) or ""
+    return any(" hypervisor" in " " + line.partition(":")[2] + " "
+               for line in text.splitlines() if line.startswith("flags"))
+
+
+def machine_state(root="/"):
+    """What can move the numbers of this host: cpufreq governors (a count
+    per governor), boost, SMT, THP and whether it is a virtual machine.
+    A value is null where the host does not offer it."""
+    cpu = os.path.join(root, "sys", "devices", "system", "cpu")
+    govs = {}
+    for path in sorted(glob.glob(os.path.join(
+            cpu, "cpu[0-9]*", "cpufreq", "scaling_governor"))):
+        g = read_text(path)
+        govs[g] = govs.get(g, 0) + 1
+    boost = read_text(os.path.join(cpu, "cpufreq", "boost"))
+    no_turbo = read_text(os.path.join(cpu, "intel_pstate", "no_turbo"))
+    if boost is None and no_turbo is not None:
+        boost = "0" if no_turbo == "1" else "1"
+    thp = os.path.join(root, "sys", "kernel", "mm", "transparent_hugepage")
+    return {
+        "cpufreq_governor": govs or None,
+        "boost": {"1": True, "0": False}.get(boost),
+        "smt_active": {"1": True, "0": False}.get(
+            read_text(os.path.join(cpu, "smt", "active"))),
+        "thp_enabled": bracketed(read_text(os.path.join(thp, "enabled"))),
+        "thp_defrag": bracketed(read_text(os.path.join(thp, "defrag"))),
+        "hypervisor": hypervisor(root),
+    }
+
+
+def needs_pools(backings, c):
+    """False when a backing list names no hugetlb backing."""
+    return any(c.needs_pool(b) for b in backings)
+
+
+def wants_1g(backings, c):
+    return any(c.needs_pool(b) == KB_1G for b in backings)
+
+
+def rotation(backings, k):
+    """backings rotated by k, as the comma lists to run in turn.  A binary
+    measures its list in table order, so the rotation backings[k:] +
+    backings[:k] is two invocations."""
+    k %= max(len(backings), 1)
+    return [",".join(part) for part in (backings[k:], backings[:k]) if part]
+
+
+def bench_backings(p, bench, args, c):
+    """The backings bench measures in this run, in table order."""
+    chosen = args.backings or p.get("backings", {}).get(bench)
+    if not chosen:
+        return c.backing_names()
+    want = chosen.split(",")
+    for b in want:
+        c.backing(b)            # an unknown name stops here, named
+    return [b for b in c.backing_names() if b in want]
 
 
 def bench_args(p, bench, args, preset):
     a = list(p[bench]) + ["--seed", str(args.seed)]
     if bench == "chase":
         a += ["--model", preset]
-    backings = args.backings or p.get("backings", {}).get(bench)
-    if backings:
-        a += ["--backings", backings]
     return a
 
 
-def main(argv=None):
+def invocations(p, args, preset, benches, c):
+    """[(bench, argv without the binary)]: the run's binaries in order,
+    each benchmark's backings rotated one position more than the last's."""
+    out = []
+    for i, bench in enumerate(benches):
+        for part in rotation(bench_backings(p, bench, args, c),
+                             args.rotate + i):
+            out.append((bench, bench_args(p, bench, args, preset) +
+                        ["--backings", part]))
+    return out
+
+
+def parse_args(argv, c):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mode", choices=("guest", "native"), required=True)
     ap.add_argument("--profile", default="quick",
                     choices=("tiny", "quick", "full"))
-    ap.add_argument("--benches", default=",".join(BENCHES),
+    ap.add_argument("--benches", default=",".join(c.bench_names()),
                     help="comma list (default: %(default)s)")
     ap.add_argument("--backings", help="comma list (default: all)")
+    ap.add_argument("--rotate", type=int, default=0,
+                    help="start each benchmark's backings this many "
+                    "positions further on (default 0)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--model", help="TLB model preset (default: the host "
                     "CPU's nearest)")
@@ -503,53 +569,50 @@ def main(argv=None):
                     "(chase and stream), e.g. 1G or 16K,6M,1G")
     ap.add_argument("--dry-run", action="store_true")
     args = ap.parse_args(argv)
+    try:
+        for b in args.benches.split(","):
+            c.bench(b)
+        for b in (args.backings or "").split(",") if args.backings else []:
+            c.backing(b)
+    except contract.ContractError as e:
+        ap.error(str(e))
+    return args
 
-    benches = [b for b in args.benches.split(",") if b]
-    p = profile(args.profile, args.mode, mem_available())
-    host = cpu_info()
-    preset = args.model or model_preset(host)
-    if args.sizes:
-        top = max(size_bytes(x) for x in args.sizes.split(","))
-        for b in ("chase", "stream"):
-            a = [x for x in p[b]]
-            for opt in ("--sizes", "--min", "--max"):
-                if opt in a:
-                    i = a.index(opt)
-                    del a[i:i + 2]
-            p[b] = ["--sizes", args.sizes] + a
-        p["max_bytes"] = max(top, size_bytes(p["fault"][1].split(",")[-1]))
-        size_pools(p)
-    if args.no_1g or (args.backings and not any(
-            b.endswith("-1G") for b in args.backings.split(","))):
-        size_pools(p, with_1g=False)
 
-    if args.mode == "guest":
-        script = "; ".join(
-            "/usr/local/bin/%s %s; echo \"@exit %s $?\"" % (
-                b, " ".join(shlex.quote(x) for x in
-                            bench_args(p, b, args, preset)), b)
-            for b in benches)
-        cmd = [args.run_qemu, "--hugepages", str(p["hugepages"])]
-        if p["hugepages_1g"]:
-            cmd += ["--hugepages-1g", str(p["hugepages_1g"])]
-        cmd += ["--mem", p["mem"], "--timeout", str(p["timeout"])]
-        if args.kernel:
-            cmd += ["--kernel", args.kernel]
-        if args.initrd:
-            cmd += ["--initrd", args.initrd]
-        cmd += args.qemu_arg + ["--", "sh", "-c", script]
-        cmds = [cmd]
-    else:
-        cmds = [[os.path.join(args.bindir, b)] + bench_args(p, b, args, preset)
-                for b in benches]
-    if args.dry_run:
-        for c in cmds:
-            print(" ".join(shlex.quote(x) for x in c))
-        return 0
+def override_sizes(p, sizes):
+    """--sizes replaces the chase's and stream's working sets."""
+    top = max(size_bytes(x) for x in sizes.split(","))
+    for b in ("chase", "stream"):
+        a = list(p[b])
+        for opt in ("--sizes", "--min", "--max"):
+            if opt in a:
+                i = a.index(opt)
+                del a[i:i + 2]
+        p[b] = ["--sizes", sizes] + a
+    p["max_bytes"] = max(top, size_bytes(p["fault"][1].split(",")[-1]))
+    size_pools(p)
 
-    os.makedirs(args.results_dir, exist_ok=True)
-    run_id = new_run_id(args.results_dir, args.mode, args.profile)
+
+def guest_command(p, args, runs):
+    """One run-qemu.sh boot that runs every invocation in turn."""
+    script = "; ".join(
+        "/usr/local/bin/%s %s; echo \"@exit %s $?\"" % (
+            bench, " ".join(shlex.quote(x) for x in argv), bench)
+        for bench, argv in runs)
+    cmd = [args.run_qemu, "--hugepages", str(p["hugepages"])]
+    if p["hugepages_1g"]:
+        cmd += ["--hugepages-1g", str(p["hugepages_1g"])]
+    cmd += ["--mem", p["mem"], "--timeout", str(p["timeout"])]
+    if args.kernel:
+        cmd += ["--kernel", args.kernel]
+    if args.initrd:
+        cmd += ["--initrd", args.initrd]
+    return cmd + args.qemu_arg + ["--", "sh", "-c", script]
+
+
+def first_meta(args, run_id, host, cmds, runs):
     guest = args.mode == "guest"
+    state = machine_state()
     meta = {
         "run_id": run_id,
         "date": datetime.datetime.now().astimezone().isoformat(
@@ -564,16 +627,24 @@ def main(argv=None):
         if guest else None,
         "timing_source": None if guest else "native",
         "commands": [" ".join(shlex.quote(x) for x in c) for c in cmds],
+        "backing_order": {},
+        "machine": dict(state, loadavg_start=loadavg(), loadavg_end=None),
         "status": "running",
     }
-    res = Results(args.results_dir, run_id, meta)
-    print("bench: %s run %s -> %s" % (args.mode, args.profile, res.dir),
-          flush=True)
+    for bench, argv in runs:
+        part = argv[argv.index("--backings") + 1].split(",")
+        meta["backing_order"].setdefault(bench, []).extend(part)
+    if state["hypervisor"] and not guest:
+        meta["notes"] = [contract.HYPERVISOR_NOTE]
+    return meta
 
-    pools = HugePools()
 
-    # A signal that was ignored when we started (nohup, a background job)
-    # stays ignored.
+def stop_signals():
+    """Turns the first SIGINT/SIGTERM/SIGHUP into KeyboardInterrupt and
+    ignores the rest, so they cannot cut the cleanup short (child, pools,
+    meta.json).  A signal that was ignored when we started (nohup, a
+    background job) stays ignored.  Returns a function that ignores them
+    all from then on."""
     stops = [s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
              if signal.getsignal(s) != signal.SIG_IGN]
 
@@ -582,76 +653,134 @@ def main(argv=None):
             signal.signal(s, signal.SIG_IGN)
 
     def on_term(sig, frame):
-        # The first signal stops the run; further ones are ignored so that
-        # they cannot cut short the cleanup (child, pools, meta.json).
         ignore_stops()
         raise KeyboardInterrupt("signal %d" % sig)
 
     for s in stops:
         signal.signal(s, on_term)
-    status, rc = "complete", 0
-    try:
-        if guest:
-            rc = stream_lines(cmds[0], res, cwd=ROOT)
-            reason = {120: "huge pages could not be preallocated",
-                      124: "guest timed out", 125: "guest kernel panic/oops",
-                      126: "guest died without reporting a status (QEMU killed?)",
-                      130: "interrupted"}
-            if rc in reason:
-                res.meta["errors"].append("run-qemu.sh: " + reason[rc])
-                print("bench: run-qemu.sh exit %d: %s" % (rc, reason[rc]),
-                      file=sys.stderr)
-        elif not needs_pools(args.backings):
-            print("bench: no hugetlb backing selected; pools left alone")
-            for c in cmds:
-                r = stream_lines(c, res)
-                rc = rc or r
-        else:
-            got = pools.raise_to(2048, p["hugepages"])
-            if got < p["hugepages"]:
-                print("bench: only %d of %d 2 MB pages" % (got, p["hugepages"]))
-            if p["hugepages_1g"]:
-                got1 = pools.raise_to(1048576, p["hugepages_1g"])
-                if got1 < p["hugepages_1g"]:
-                    res.meta.setdefault("notes", []).append(
-                        "could get only %d of %d 1 GB pages; 1G backings "
-                        "skipped" % (got1, p["hugepages_1g"]))
-                    print("bench: could get only %d of %d 1 GB pages; "
-                          "giving them back" % (got1, p["hugepages_1g"]))
-                    if 1048576 in pools.saved:
-                        pools._write(1048576, pools.saved.pop(1048576))
-            for c in cmds:
-                r = stream_lines(c, res)
-                rc = rc or r
-        exits = [v for v in res.meta["bench_exit"].values() if v != 0]
-        missing = [b for b in benches if b not in res.meta["bench_exit"]]
-        if exits or missing:
-            rc = rc or 2
-        if missing:
-            res.meta["errors"].append("no exit status from: " +
-                                      ", ".join(missing))
-        if rc:
-            status = "failed"
-    except KeyboardInterrupt:
-        status, rc = "interrupted", 130
-        print("bench: interrupted", file=sys.stderr)
-    finally:
-        # From here to exit nothing is left to stop, and a signal would only
-        # turn a recorded status into a different exit code: ignore them.
-        ignore_stops()
-        pools.restore()
-        res.finish(status)
+    return ignore_stops
+
+
+def run_guest(res, cmd):
+    rc = stream_lines(cmd, res, cwd=ROOT)
+    reason = contract.QEMU_EXIT_REASON.get(rc)
+    if reason and rc != contract.QEMU_EXIT["USAGE"][0]:
+        res.meta["errors"].append("run-qemu.sh: " + reason)
+        print("bench: run-qemu.sh exit %d: %s" % (rc, reason),
+              file=sys.stderr)
+    return rc
+
+
+def raise_pools(res, pools, p):
+    """Raises the host's pools for a native run; 1 GB pages it cannot get
+    in full are given back (the 1G backings then skip, saying why)."""
+    got = pools.raise_to(2048, p["hugepages"])
+    if got < p["hugepages"]:
+        print("bench: only %d of %d 2 MB pages" % (got, p["hugepages"]))
+    if not p["hugepages_1g"]:
+        return
+    got1 = pools.raise_to(KB_1G, p["hugepages_1g"])
+    if got1 < p["hugepages_1g"]:
+        res.meta.setdefault("notes", []).append(
+            "could get only %d of %d 1 GB pages; 1G backings skipped"
+            % (got1, p["hugepages_1g"]))
+        print("bench: could get only %d of %d 1 GB pages; giving them back"
+              % (got1, p["hugepages_1g"]))
+        if KB_1G in pools.saved:
+            pools._write(KB_1G, pools.saved.pop(KB_1G))
+
+
+def run_native(res, cmds, pools, p, pooled):
+    if pooled:
+        raise_pools(res, pools, p)
+    else:
+        print("bench: no hugetlb backing selected; pools left alone")
+    rc = 0
+    for c in cmds:
+        r = stream_lines(c, res)
+        rc = rc or r
+    return rc
+
+
+def check_exits(res, benches, rc):
+    """Every benchmark must have reported a status, and each status be 0."""
+    exits = [v for v in res.meta["bench_exit"].values() if v != 0]
+    missing = [b for b in benches if b not in res.meta["bench_exit"]]
+    if missing:
+        res.meta["errors"].append("no exit status from: " +
+                                  ", ".join(missing))
+    return rc or (2 if exits or missing else 0)
+
+
+def report(res, status):
     bad = [n for n, b in res.meta["backings"].items()
            if b["status"] == "failed"]
     if bad:
         print("bench: FAILED backings: %s" % ", ".join(bad), file=sys.stderr)
     print("bench: rows %s; results in %s (%s)" % (
         json.dumps(res.rows, sort_keys=True), res.dir, status))
-    h = res.headline()
-    if h:
-        print(h)
+    print("bench: figures and summary: python3 plots/render.py %s" % res.dir)
+
+
+def main(argv=None):
+    c = contract.load()
+    args = parse_args(argv, c)
+    benches = [b for b in args.benches.split(",") if b]
+    p = profile(args.profile, args.mode, mem_available(), c)
+    host = cpu_info()
+    preset = args.model or model_preset(host)
+    if args.sizes:
+        override_sizes(p, args.sizes)
+    runs = invocations(p, args, preset, benches, c)
+    selected = {b for _, argv in runs
+                for b in argv[argv.index("--backings") + 1].split(",")}
+    if args.no_1g or not wants_1g(selected, c):
+        size_pools(p, with_1g=False)
+
+    guest = args.mode == "guest"
+    if guest:
+        cmds = [guest_command(p, args, runs)]
+    else:
+        cmds = [[os.path.join(args.bindir, b)] + a for b, a in runs]
+    if args.dry_run:
+        for cmd in cmds:
+            print(" ".join(shlex.quote(x) for x in cmd))
+        return 0
+
+    os.makedirs(args.results_dir, exist_ok=True)
+    run_id = new_run_id(args.results_dir, args.mode, args.profile)
+    res = Results(args.results_dir, run_id,
+                  first_meta(args, run_id, host, cmds, runs))
+    print("bench: %s run %s -> %s" % (args.mode, args.profile, res.dir),
+          flush=True)
+    pools = HugePools()
+    ignore_stops = stop_signals()
+    status, rc = "complete", 0
+    try:
+        if guest:
+            rc = run_guest(res, cmds[0])
+        else:
+            rc = run_native(res, cmds, pools, p, needs_pools(selected, c))
+        rc = check_exits(res, benches, rc)
+        if rc:
+            status = "failed"
+    except KeyboardInterrupt:
+        status, rc = "interrupted", contract.QEMU_EXIT["INTERRUPTED"][0]
+        print("bench: interrupted", file=sys.stderr)
+    finally:
+        # From here to exit nothing is left to stop, and a signal would only
+        # turn a recorded status into a different exit code: ignore them.
+        ignore_stops()
+        pools.restore()
+        res.meta["machine"]["loadavg_end"] = loadavg()
+        res.finish(status)
+    report(res, status)
     return rc
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except contract.ContractError as e:
+        print("bench: " + str(e), file=sys.stderr)
+        sys.exit(2)

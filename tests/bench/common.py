@@ -1,34 +1,36 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Shared paths and helpers of the bench unit tests."""
+"""Shared paths and helpers of the bench unit tests.  What a benchmark's
+CSV holds and what page size a backing promises come from the contract
+(bench/contract.py), never from a copy here."""
 import importlib.util
 import os
 import subprocess
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 BINDIR = os.path.join(ROOT, "build", "bench")
 BENCHTOOL = os.path.join(BINDIR, "benchtool")
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import contract  # noqa: E402
 
-# The columns the plots read, in this order (issue 3); more may follow.
-REQUIRED_COLUMNS = {
-    "chase": ["backing", "page_kb", "wss_bytes", "ns_per_access", "ns_min",
-              "ns_max", "l1_dtlb_misses_per_1k", "walks_per_1k",
-              "model_l1_misses_per_1k", "model_walks_per_1k"],
-    "stream": ["backing", "page_kb", "wss_bytes", "kernel", "gb_per_s"],
-    "fault": ["backing", "page_kb", "mode", "us_per_mb", "faults_per_mb"],
-}
 REQUIRED_META = ["run_id", "date", "git_rev", "profile", "mode", "host_cpu",
                  "kernel", "series_id", "qemu", "timing_source", "hugepages",
-                 "counters", "method", "backings"]
+                 "counters", "method", "backings", "backing_order", "machine"]
 REQUIRED_METHOD = ["warmup", "reps", "seed", "aslr_off", "cpu_pinned",
                    "timer_resolution_ns"]
-PROMISED_KB = {"devzero": 4, "thp": 2048}
+REQUIRED_MACHINE = ["cpufreq_governor", "boost", "smt_active", "thp_enabled",
+                    "thp_defrag", "hypervisor", "loadavg_start",
+                    "loadavg_end"]
+
+
+def columns(bench):
+    return contract.load().bench(bench)["columns"]
 
 
 def promised_kb(backing):
-    if backing in PROMISED_KB:
-        return PROMISED_KB[backing]
-    return 1048576 if backing.endswith("-1G") else 2048
+    return contract.load().backing(backing)["page_kb"]
 
 
 def load_run_module():

@@ -5,9 +5,10 @@
 Runs `bench/run.py --mode guest --profile tiny` into build/bench-guest-test/
 (not results/, so results/latest keeps pointing at real data) and checks:
 the run completed; meta.json has every required key and says where its
-time came from; every backing was measured with the page size it promises
-(smaps-verified in the guest), 1 GB ones included; and every benchmark has
-the expected rows, each with that page size.
+time came from; every backing of the contract was measured with the page
+size it promises (smaps-verified in the guest), 1 GB ones included; and
+every backing has the same points as every other, at the working-set sizes
+the tiny profile asks for, each row with that page size.
 """
 import argparse
 import csv
@@ -17,28 +18,109 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (REQUIRED_COLUMNS, REQUIRED_META, REQUIRED_METHOD,  # noqa
-                    ROOT, promised_kb)
+from common import (REQUIRED_MACHINE, REQUIRED_META, REQUIRED_METHOD,  # noqa
+                    ROOT, contract, load_run_module, promised_kb)
+from harness import Tally  # noqa: E402
 
-BACKINGS = ["devzero", "thp", "hugetlbfs", "shm", "devhugetlb", "maphugetlb",
-            "memfd", "hugetlbfs-1G", "shm-1G", "devhugetlb-1G",
-            "maphugetlb-1G", "memfd-1G"]
-# rows per backing in the tiny profile (bench/run.py: profile("tiny"))
-TINY_ROWS = {"chase": 3 * 2, "stream": 2 * 4, "fault": 3}
+OUT = os.path.join(ROOT, "build", "bench-guest-test")
 
 
-class Tally:
-    def __init__(self):
-        self.passed = self.failed = 0
+def run_bench(t, args):
+    os.makedirs(OUT, exist_ok=True)
+    cmd = [sys.executable, os.path.join(ROOT, "bench", "run.py"),
+           "--mode", "guest", "--profile", "tiny", "--results-dir", OUT]
+    if args.kernel:
+        cmd += ["--kernel", args.kernel]
+    if args.initrd:
+        cmd += ["--initrd", args.initrd]
+    print("guest_test: " + " ".join(cmd), flush=True)
+    rc = subprocess.call(cmd, cwd=ROOT)
+    t.record("run.py --mode guest --profile tiny exits 0", rc == 0,
+             "exit %d" % rc)
 
-    def check(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-            print("ok - %s" % name)
-        else:
-            self.failed += 1
-            print("not ok - %s%s" % (name, ": " + detail if detail else ""))
-        return ok
+
+def check_meta(t, meta):
+    missing = [k for k in REQUIRED_META if k not in meta]
+    t.record("meta.json has the required keys", not missing, str(missing))
+    missing = [k for k in REQUIRED_METHOD if k not in meta.get("method", {})]
+    t.record("meta.json method has the required keys", not missing,
+             str(missing))
+    missing = [k for k in REQUIRED_MACHINE
+               if k not in meta.get("machine", {})]
+    t.record("meta.json records the host's state", not missing, str(missing))
+    t.record("mode is guest", meta.get("mode") == "guest")
+    t.record("timing_source is tcg, kvm or icount",
+             meta.get("timing_source") in ("tcg", "kvm", "icount"),
+             str(meta.get("timing_source")))
+    t.record("qemu version recorded",
+             bool((meta.get("qemu") or {}).get("version")))
+    t.record("kernel and series recorded",
+             bool(meta.get("kernel")) and meta.get("series_id") is not None,
+             "%r %r" % (meta.get("kernel"), meta.get("series_id")))
+    t.record("ASLR off in the guest",
+             meta.get("method", {}).get("aslr_off") is True)
+    t.record("no errors reported", not meta.get("errors"),
+             "; ".join(meta.get("errors", []))[:800])
+    t.record("page-faults counter available",
+             meta.get("counters", {}).get("page-faults", {}).get("available")
+             is True)
+
+
+def read_csvs(t, run_dir, c):
+    """{bench: rows}; each CSV's header must be the contract's columns."""
+    rows = {}
+    for bench in c.bench_names():
+        path = os.path.join(run_dir, bench + ".csv")
+        try:
+            with open(path) as f:
+                reader = csv.DictReader(f)
+                rows[bench] = list(reader)
+                header = reader.fieldnames
+        except OSError as e:
+            t.record("%s.csv exists" % bench, False, str(e))
+            continue
+        t.record("%s.csv has the contract's columns" % bench,
+                 header == c.bench(bench)["columns"], str(header))
+    return rows
+
+
+def tiny_sizes(bench):
+    """The working sets the tiny profile gives bench, from bench/run.py."""
+    run = load_run_module()
+    a = run.profile("tiny", "guest")[bench]
+    return {run.size_bytes(x) for x in a[a.index("--sizes") + 1].split(",")}
+
+
+def check_backings(t, meta, rows, c):
+    """Every backing measured, at its page size, at the same points."""
+    backs = meta.get("backings", {})
+    for name in c.backing_names():
+        b = backs.get(name, {})
+        t.record("%s measured" % name, b.get("status") == "measured",
+                 "%s: %s" % (b.get("status", "absent"), b.get("reason", "")))
+        t.record("%s verified page size %d kB" % (name, promised_kb(name)),
+                 b.get("page_kb") == promised_kb(name),
+                 "smaps gave %s kB" % b.get("page_kb"))
+    for bench, rs in rows.items():
+        key = [k for k in c.bench(bench)["key"] if k != "backing"]
+        points = {}
+        for r in rs:
+            points.setdefault(r["backing"], set()).add(
+                tuple(r[k] for k in key))
+        every = set().union(*points.values()) if points else set()
+        for name in c.backing_names():
+            mine = [r for r in rs if r["backing"] == name]
+            bad = [r["page_kb"] for r in mine
+                   if int(r["page_kb"]) != promised_kb(name)]
+            t.record("%s: every %s point (%d), each with page_kb %d" % (
+                name, bench, len(every), promised_kb(name)),
+                every and points.get(name) == every and not bad,
+                "%d points, wrong page_kb %s" % (
+                    len(points.get(name, ())), bad[:3]))
+        if "wss_bytes" in key:
+            got = {int(r["wss_bytes"]) for r in rs}
+            t.record("%s: the tiny profile's working sets" % bench,
+                     got == tiny_sizes(bench), str(sorted(got)))
 
 
 def main():
@@ -46,92 +128,25 @@ def main():
     ap.add_argument("--kernel")
     ap.add_argument("--initrd")
     args = ap.parse_args()
-    out = os.path.join(ROOT, "build", "bench-guest-test")
-    os.makedirs(out, exist_ok=True)
-    cmd = [sys.executable, os.path.join(ROOT, "bench", "run.py"),
-           "--mode", "guest", "--profile", "tiny", "--results-dir", out]
-    if args.kernel:
-        cmd += ["--kernel", args.kernel]
-    if args.initrd:
-        cmd += ["--initrd", args.initrd]
+    c = contract.load()
     t = Tally()
-    print("guest_test: " + " ".join(cmd), flush=True)
-    rc = subprocess.call(cmd, cwd=ROOT)
-    t.check("run.py --mode guest --profile tiny exits 0", rc == 0,
-            "exit %d" % rc)
-    run_dir = os.path.join(out, "latest")
+    run_bench(t, args)
+    run_dir = os.path.join(OUT, "latest")
     try:
         with open(os.path.join(run_dir, "meta.json")) as f:
             meta = json.load(f)
     except (OSError, ValueError) as e:
-        t.check("meta.json readable", False, str(e))
-        print("%d passed, %d failed" % (t.passed, t.failed))
-        return 1
-
-    missing = [k for k in REQUIRED_META if k not in meta]
-    t.check("meta.json has the required keys", not missing, str(missing))
-    missing = [k for k in REQUIRED_METHOD if k not in meta.get("method", {})]
-    t.check("meta.json method has the required keys", not missing,
-            str(missing))
-    t.check("mode is guest", meta.get("mode") == "guest")
-    t.check("timing_source is tcg, kvm or icount",
-            meta.get("timing_source") in ("tcg", "kvm", "icount"),
-            str(meta.get("timing_source")))
-    t.check("qemu version recorded",
-            bool((meta.get("qemu") or {}).get("version")))
-    t.check("kernel and series recorded",
-            bool(meta.get("kernel")) and meta.get("series_id") is not None,
-            "%r %r" % (meta.get("kernel"), meta.get("series_id")))
-    t.check("ASLR off in the guest", meta.get("method", {}).get("aslr_off")
-            is True)
-    t.check("no errors reported", not meta.get("errors"),
-            "; ".join(meta.get("errors", []))[:800])
-    t.check("page-faults counter available",
-            meta.get("counters", {}).get("page-faults", {}).get("available")
-            is True)
-
-    if not any(os.path.exists(os.path.join(run_dir, b + ".csv"))
-               for b in REQUIRED_COLUMNS):
-        t.check("the guest produced rows", False,
-                "none; see the errors above")
-        print("%d passed, %d failed" % (t.passed, t.failed))
-        return 1
-
-    rows = {}
-    for bench, cols in REQUIRED_COLUMNS.items():
-        path = os.path.join(run_dir, bench + ".csv")
-        try:
-            with open(path) as f:
-                header = f.readline().strip().split(",")
-                f.seek(0)
-                rows[bench] = list(csv.DictReader(f))
-        except OSError as e:
-            t.check("%s.csv exists" % bench, False, str(e))
-            rows[bench] = []
-            continue
-        t.check("%s.csv has the required columns" % bench,
-                header[:len(cols)] == cols, str(header))
-
-    backs = meta.get("backings", {})
-    for name in BACKINGS:
-        b = backs.get(name, {})
-        t.check("%s measured" % name, b.get("status") == "measured",
-                "%s: %s" % (b.get("status", "absent"), b.get("reason", "")))
-        t.check("%s verified page size %d kB" % (name, promised_kb(name)),
-                b.get("page_kb") == promised_kb(name),
-                "smaps gave %s kB" % b.get("page_kb"))
-        for bench, want in TINY_ROWS.items():
-            mine = [r for r in rows.get(bench, []) if r["backing"] == name]
-            bad = [r["page_kb"] for r in mine
-                   if int(r["page_kb"]) != promised_kb(name)]
-            t.check("%s: %d %s rows with page_kb %d" % (
-                name, want, bench, promised_kb(name)),
-                len(mine) == want and not bad,
-                "%d rows, wrong page_kb %s" % (len(mine), bad[:3]))
+        t.record("meta.json readable", False, str(e))
+        return t.summary()
+    check_meta(t, meta)
+    rows = read_csvs(t, run_dir, c)
+    if not any(rows.values()):
+        t.record("the guest produced rows", False, "none; see the errors above")
+        return t.summary()
+    check_backings(t, meta, rows, c)
     nums = [float(r["ns_per_access"]) for r in rows.get("chase", [])]
-    t.check("chase latencies positive", nums and min(nums) > 0)
-    print("%d passed, %d failed" % (t.passed, t.failed))
-    return 1 if t.failed else 0
+    t.record("chase latencies positive", bool(nums) and min(nums) > 0)
+    return t.summary()
 
 
 if __name__ == "__main__":

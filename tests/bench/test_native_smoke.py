@@ -9,8 +9,8 @@ import sys
 import tempfile
 import unittest
 
-from common import (REQUIRED_COLUMNS, REQUIRED_META, REQUIRED_METHOD, ROOT,
-                    promised_kb)
+from common import (REQUIRED_MACHINE, REQUIRED_META, REQUIRED_METHOD, ROOT,
+                    columns, contract, promised_kb)
 
 
 class TestNativeSmoke(unittest.TestCase):
@@ -39,6 +39,11 @@ class TestNativeSmoke(unittest.TestCase):
             self.assertIn(k, meta)
         for k in REQUIRED_METHOD:
             self.assertIn(k, meta["method"])
+        for k in REQUIRED_MACHINE:
+            self.assertIn(k, meta["machine"])
+        self.assertEqual(len(meta["machine"]["loadavg_end"]), 3)
+        self.assertEqual(meta["machine"]["hypervisor"],
+                         contract.HYPERVISOR_NOTE in meta.get("notes", []))
         self.assertEqual(meta["mode"], "native")
         self.assertEqual(meta["timing_source"], "native")
         self.assertEqual(meta["series_id"], "host")
@@ -54,13 +59,14 @@ class TestNativeSmoke(unittest.TestCase):
             self.assertEqual(b["page_kb"], promised_kb(name))
 
     def test_csvs(self):
-        for bench, cols in REQUIRED_COLUMNS.items():
+        for bench in contract.load().bench_names():
+            cols = columns(bench)
             with open(os.path.join(self.run_dir, bench + ".csv")) as f:
                 rows = list(csv.DictReader(f))
                 self.assertTrue(rows, bench)
                 f.seek(0)
                 header = f.readline().strip().split(",")
-            self.assertEqual(header[:len(cols)], cols)
+            self.assertEqual(header, cols)
             for r in rows:
                 self.assertEqual(int(r["page_kb"]), promised_kb(r["backing"]))
                 self.assertNotIn(None, r.values())

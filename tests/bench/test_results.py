@@ -2,19 +2,22 @@
 """bench/run.py: the line protocol, CSV writing, meta.json, pools."""
 import json
 import os
+import shutil
 import tempfile
 import unittest
 from unittest import mock
 
-from common import REQUIRED_COLUMNS, load_run_module
+from common import columns, contract, load_run_module
 
 run = load_run_module()
-CHASE_HDR = ",".join(REQUIRED_COLUMNS["chase"] + ["hop"])
+CHASE_COLS = columns("chase")
+CHASE_HDR = ",".join(CHASE_COLS)
 
 
 def chase_row(backing, kb, wss, ns, hop="line"):
-    return "%s,%d,%d,%.3f,%.3f,%.3f,,,1.0,0.5,%s" % (
-        backing, kb, wss, ns, ns, ns, hop)
+    v = dict(backing=backing, page_kb=kb, wss_bytes=wss, ns_per_access=ns,
+             ns_min=ns, ns_max=ns, hop=hop)
+    return ",".join(str(v.get(c, "")) for c in CHASE_COLS)
 
 
 class TestResults(unittest.TestCase):
@@ -50,22 +53,14 @@ class TestResults(unittest.TestCase):
                 self.res.handle("@header chase " + CHASE_HDR)
         self.assertFalse(os.path.exists(
             os.path.join(self.dir, "r1", "chase.csv")))
-        self.assertIsNone(self.res.headline())
         # Not recorded either, so a later header line still writes the file.
         self.res.handle("@header chase " + CHASE_HDR)
         self.assertEqual(self.read("chase.csv").splitlines(), [CHASE_HDR])
 
-    def test_headline_without_rows(self):
-        for text in ("", CHASE_HDR + "\n"):
-            with open(os.path.join(self.dir, "r1", "chase.csv"), "w") as f:
-                f.write(text)
-            self.assertIsNone(self.res.headline(), repr(text))
-
     def test_header_starts_with_required_columns(self):
         self.res.handle("@header chase " + CHASE_HDR)
         cols = self.read("chase.csv").splitlines()[0].split(",")
-        self.assertEqual(cols[:len(REQUIRED_COLUMNS["chase"])],
-                         REQUIRED_COLUMNS["chase"])
+        self.assertEqual(cols, CHASE_COLS)
 
     def test_malformed_row_is_refused_and_recorded(self):
         self.res.handle("@header chase " + CHASE_HDR)
@@ -127,19 +122,26 @@ class TestResults(unittest.TestCase):
         self.assertEqual(meta["bench_exit"], {"chase": 2})
         self.assertEqual(meta["status"], "failed")
 
-    def test_headline_uses_largest_common_size(self):
-        h = self.res.handle
-        h("@header chase " + CHASE_HDR)
-        h("@row chase " + chase_row("devzero", 4, 1 << 20, 100.0))
-        h("@row chase " + chase_row("devzero", 4, 1 << 30, 300.0))
-        h("@row chase " + chase_row("maphugetlb", 2048, 1 << 30, 210.0))
-        h("@row chase " + chase_row("maphugetlb", 2048, 1 << 30, 5.0,
-                                    hop="page"))
-        line = self.res.headline()
-        self.assertIn("1GB", line)
-        self.assertIn("300.0", line)
-        self.assertIn("210.0", line)
-        self.assertIn("-30.0%", line)
+    def test_worst_exit_status_of_a_benchmark_is_kept(self):
+        # A rotation runs a benchmark twice: a failure in the first part
+        # must survive the success of the second.
+        for line in ("@done fault 2", "@exit fault 2", "@done fault 0",
+                     "@exit fault 0"):
+            self.res.handle(line)
+        self.assertEqual(self.res.meta["bench_exit"], {"fault": 2})
+
+    def test_model_and_host_memory_meta_kept_whole(self):
+        geo = {"preset": "zen3", "levels": [{"name": "L1", "entries": 64}]}
+        self.res.handle("@meta model " + json.dumps(geo))
+        self.res.handle('@meta host_memory {"host_pages": "hugetlb", '
+                        '"kernel_page_kb": 2048}')
+        meta = json.loads(self.read("meta.json"))
+        self.assertEqual(meta["model"], geo)
+        self.assertEqual(meta["host_memory"]["kernel_page_kb"], 2048)
+
+    def test_results_write_no_summary(self):
+        # One stage computes the summary: plots/render.py.
+        self.assertFalse(hasattr(self.res, "headline"))
 
 
 class TestProfilesAndPools(unittest.TestCase):
@@ -189,9 +191,88 @@ class TestProfilesAndPools(unittest.TestCase):
         self.assertEqual(run.model_preset({}), "skylake")
 
     def test_needs_pools(self):
-        self.assertFalse(run.needs_pools("devzero,thp"))
-        self.assertTrue(run.needs_pools("devzero,shm"))
-        self.assertTrue(run.needs_pools(None))
+        c = contract.load()
+        self.assertFalse(run.needs_pools(["devzero", "thp"], c))
+        self.assertTrue(run.needs_pools(["devzero", "shm"], c))
+        self.assertFalse(run.wants_1g(["devzero", "shm"], c))
+        self.assertTrue(run.wants_1g(["shm-1G"], c))
+
+
+class TestOrder(unittest.TestCase):
+    def test_rotation_is_two_invocations_in_table_order(self):
+        bk = ["a", "b", "c", "d"]
+        self.assertEqual(run.rotation(bk, 0), ["a,b,c,d"])
+        self.assertEqual(run.rotation(bk, 1), ["b,c,d", "a"])
+        self.assertEqual(run.rotation(bk, 6), ["c,d", "a,b"])
+        self.assertEqual(run.rotation(["a"], 3), ["a"])
+
+    def test_each_benchmark_starts_one_backing_further(self):
+        c = contract.load()
+        args = run.parse_args(["--mode", "native", "--rotate", "2"], c)
+        p = run.profile("tiny", "native", c=c)
+        runs = run.invocations(p, args, "skylake", ["chase", "stream"], c)
+        names = c.backing_names()
+        firsts = {}
+        for bench, argv in runs:
+            firsts.setdefault(bench, argv[argv.index("--backings") + 1]
+                              .split(",")[0])
+        self.assertEqual(firsts, {"chase": names[2], "stream": names[3]})
+        # every backing once per benchmark
+        for bench in ("chase", "stream"):
+            got = sum((a[a.index("--backings") + 1].split(",")
+                       for b, a in runs if b == bench), [])
+            self.assertEqual(sorted(got), sorted(names))
+
+    def test_unknown_backing_is_a_usage_error_naming_the_known(self):
+        c = contract.load()
+        with mock.patch("sys.stderr") as err:
+            with self.assertRaises(SystemExit):
+                run.parse_args(["--mode", "native", "--backings", "nosuch"], c)
+        text = "".join(a[0][0] for a in err.write.call_args_list)
+        self.assertIn("no backing 'nosuch'", text)
+        self.assertIn("devzero", text)
+
+
+class TestMachineState(unittest.TestCase):
+    def fake_root(self, files):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        for path, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(d, path)), exist_ok=True)
+            with open(os.path.join(d, path), "w") as f:
+                f.write(text + "\n")
+        return d
+
+    def test_state_of_a_busy_vm(self):
+        cpu = "sys/devices/system/cpu/"
+        root = self.fake_root({
+            "proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu pse hypervisor lahf_lm",
+            "proc/loadavg": "1.50 0.75 0.25 2/300 4242",
+            cpu + "cpu0/cpufreq/scaling_governor": "performance",
+            cpu + "cpu1/cpufreq/scaling_governor": "powersave",
+            cpu + "cpu2/cpufreq/scaling_governor": "performance",
+            cpu + "intel_pstate/no_turbo": "1",
+            cpu + "smt/active": "1",
+            "sys/kernel/mm/transparent_hugepage/enabled": "always [madvise] never",
+            "sys/kernel/mm/transparent_hugepage/defrag":
+                "always defer defer+madvise [madvise] never",
+        })
+        st = run.machine_state(root)
+        self.assertEqual(st, {"cpufreq_governor": {"performance": 2, "powersave": 1},
+                              "boost": False, "smt_active": True,
+                              "thp_enabled": "madvise", "thp_defrag": "madvise",
+                              "hypervisor": True})
+        self.assertEqual(run.loadavg(root), [1.5, 0.75, 0.25])
+
+    def test_bare_host_without_cpufreq(self):
+        root = self.fake_root({"proc/cpuinfo": "flags\t\t: fpu vmx",
+                               "sys/devices/system/cpu/cpufreq/boost": "1"})
+        st = run.machine_state(root)
+        self.assertIsNone(st["cpufreq_governor"])
+        self.assertIs(st["boost"], True)
+        self.assertIsNone(st["smt_active"])
+        self.assertIs(st["hypervisor"], False)
+        self.assertIsNone(run.loadavg(root))
 
 
 if __name__ == "__main__":
