@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # compare/compare.mk - did performance move?  Included by the top-level Makefile.
 #
 #   make compare A=<rev> B=<rev> [ICOUNT=1] [ROUNDS=n] [THRESHOLD=pct]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # compare/overlay.gp - A against B for one benchmark and backing.
 #
 # Called by compare/compare.py with -e setting:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # bandwidth.gp -- stream bandwidth per kernel and backing, and page-stride cost.
 #
 #   gnuplot -c plots/bandwidth.gp results/RUN/stream.csv results/RUN/bandwidth \
@@ -13,7 +14,7 @@
 
 FIG_W = 1300; FIG_H = 640
 FIGTITLE = "Stream bandwidth per kernel and backing; page-stride read cost"
-call ARG0[1:strlen(ARG0)-strlen("bandwidth.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8
+call ARG0[1:strlen(ARG0)-strlen("bandwidth.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8 ARG9
 STRIDECOL = EXTRA ne "" ? int(EXTRA) : 0
 
 stats DATA using 3 nooutput

@@ -1,8 +1,9 @@
+# SPDX-License-Identifier: GPL-2.0
 # common.gp -- shared setup for every figure script in plots/.
 #
 # Each figure script is run as
 #
-#   gnuplot -c plots/FIG.gp DATA OUT [CAPTION [TIMING [BACKINGS [EXTRA [HOPCOL HOP]]]]]
+#   gnuplot -c plots/FIG.gp DATA OUT [CAPTION [TIMING [BACKINGS [EXTRA [HOPCOL HOP [COLOURS]]]]]]
 #
 #   DATA      the run's CSV (chase.csv, stream.csv or fault.csv); the figure is
 #             drawn straight from it, so it can be redrawn from the run folder.
@@ -12,23 +13,26 @@
 #             (plots/render.py builds it from meta.json).
 #   TIMING    where the times come from, e.g. "TCG: emulated timing, not
 #             hardware"; empty for native timings.
-#   BACKINGS  space-separated backings to draw, in order.  Empty: every known
-#             backing that has rows in DATA.
+#   BACKINGS  space-separated backings to draw, in order.  Empty: every
+#             backing that has rows in DATA, in the order they appear.
 #   EXTRA     figure specific; see the header of each figure script.
 #   HOPCOL HOP  chase figures only: draw just the rows whose column number
 #             HOPCOL holds HOP (chase.csv's "hop": line or page).  Empty: all.
+#   COLOURS   space-separated "#rrggbb", one per word of BACKINGS (render.py
+#             takes them from bench/contract.py).  Empty: a fixed palette by
+#             position.
 #
 # Every argument is data: nothing here evaluates a caller's string as code.
 # The figure script sets FIG_W, FIG_H (pixels) before loading this file and
 # then draws once per format:
 #
-#   call DIR."common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8   (load would drop the ARGs)
+#   call DIR."common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8 ARG9   (load would drop the ARGs)
 #   do for [fmt in OUTFMTS] {
 #       eval TERM(fmt); eval SET_HEAD; set output OUTSTEM.".".fmt; plot ...
 #   }
 
 if (ARGC < 2) {
-    exit error "usage: gnuplot -c plots/FIG.gp DATA OUT [CAPTION [TIMING [BACKINGS [EXTRA [HOPCOL HOP]]]]]"
+    exit error "usage: gnuplot -c plots/FIG.gp DATA OUT [CAPTION [TIMING [BACKINGS [EXTRA [HOPCOL HOP [COLOURS]]]]]]"
 }
 DATA = ARG1
 OUT = ARG2
@@ -39,6 +43,7 @@ BACKINGS = ARG5
 EXTRA = ARG6
 HOPCOL = ARG7 ne "" ? int(ARG7) : 0
 HOP = ARG8
+COLOURS = ARG9
 HOPTEXT = HOP eq "line" ? "hop = line: one access per 64 B line" : \
           HOP eq "page" ? "hop = page: one access per 4 KB page" : "hop = " . HOP
 HOPTITLE = HOPCOL > 0 ? " (" . HOPTEXT . ")" : ""
@@ -66,29 +71,17 @@ set datafile separator comma
 set datafile columnheaders
 set datafile missing NaN
 
-# Backings: the base name picks the colour (Okabe-Ito palette, devzero black
-# as the 4 KB baseline); a -1G variant keeps its base colour, dashed, with an
-# open point.
+# Backings: each has its colour from COLOURS (or the palette by position); a
+# name ending in -1G (1 GB pages) is drawn dashed with an open point.
 is1g(b) = ends(b, "-1G")
-base(b) = is1g(b) ? b[1:strlen(b)-3] : b
-bcolor(b) = base(b) eq "devzero"    ? "#000000" : \
-            base(b) eq "hugetlbfs"  ? "#0072B2" : \
-            base(b) eq "shm"        ? "#56B4E9" : \
-            base(b) eq "devhugetlb" ? "#D55E00" : \
-            base(b) eq "maphugetlb" ? "#E69F00" : \
-            base(b) eq "memfd"      ? "#CC79A7" : \
-            base(b) eq "thp"        ? "#009E73" : "#7F7F7F"
 bdash(b) = is1g(b) ? 2 : 1
 bpoint(b) = is1g(b) ? 6 : 7
-KNOWN = "devzero hugetlbfs shm devhugetlb maphugetlb memfd thp " . \
-        "devzero-1G hugetlbfs-1G shm-1G devhugetlb-1G maphugetlb-1G memfd-1G thp-1G"
 
-# Without a BACKINGS argument, keep the known backings that have rows.
+# Without a BACKINGS argument, take the backings that have rows, in order.
 if (BACKINGS eq "") {
-    do for [b in KNOWN] {
-        stats DATA using (isb(b) ? 1 : 0) nooutput
-        if (STATS_sum > 0) { BACKINGS = BACKINGS . b . " " }
-    }
+    addb(s) = (hopok(0) && strstrt(" " . BACKINGS, " " . s . " ") == 0) ? \
+        (BACKINGS = BACKINGS . s . " ", 1) : 0
+    stats DATA using (addb(strcol(1))) nooutput
 }
 NB = words(BACKINGS)
 # Position of backing b in BACKINGS (0 when absent).
@@ -96,6 +89,9 @@ bidx_(b, i) = i > NB ? 0 : (word(BACKINGS, i) eq b ? i : bidx_(b, i + 1))
 bidx(b) = bidx_(b, 1)
 # The backing at position s (a string, as iterated from SEL below).
 B(s) = word(BACKINGS, int(s))
+PALETTE = "#000000 #009E73 #0072B2 #56B4E9 #D55E00 #E69F00 #CC79A7 #7F7F7F"
+bcolor(b) = words(COLOURS) >= bidx(b) ? word(COLOURS, bidx(b)) : \
+            word(PALETTE, (bidx(b) - 1) % words(PALETTE) + 1)
 
 # Rows in DATA where column c (a number) holds a value, for backing b ("" = any).
 # Used as: stats DATA using (hasval(b, c)) nooutput; then STATS_sum.

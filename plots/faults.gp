@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # faults.gp -- page-fault cost and count per MB, demand against populate, and
 # mmap setup cost, per backing.
 #
@@ -13,7 +14,7 @@
 FIG_W = 1300; FIG_H = 900
 FIGTITLE = "Page-fault cost per MB (demand vs populate) and mmap setup cost, by backing"
 SOURCENOTE = "x = backing; y = us_per_mb (cost panels) and faults_per_mb, rows by mode"
-call ARG0[1:strlen(ARG0)-strlen("faults.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8
+call ARG0[1:strlen(ARG0)-strlen("faults.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8 ARG9
 
 # y of backing B(s)'s row in mode m from column c, else NaN (missing).
 yof(s, m, c) = isb(B(s)) && strcol(3) eq m ? column(c) : NaN

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # latency.gp -- pointer-chase latency against working-set size.
 #
 #   gnuplot -c plots/latency.gp results/RUN/chase.csv results/RUN/latency \
@@ -14,7 +15,7 @@
 FIG_W = 1100; FIG_H = 680
 FIGTITLE = "Pointer-chase latency per access, by backing"
 SOURCENOTE = "x = wss_bytes, y = ns_per_access, bars = ns_min..ns_max"
-call ARG0[1:strlen(ARG0)-strlen("latency.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8
+call ARG0[1:strlen(ARG0)-strlen("latency.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8 ARG9
 
 set logscale x 2
 set format x "%.0b %BB"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # plots/plots.mk -- figures and summary for one benchmark run.
 #
 # Included from the top-level Makefile:   include plots/plots.mk

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 """Render one benchmark run's figures and summary.
 
     python3 plots/render.py [RUN] [--no-link | --link PATH] [--strict]
 
 RUN is a results/<run-id>/ folder (default results/latest).  For each figure
-this runs `gnuplot -c plots/FIG.gp DATA OUT CAPTION TIMING BACKINGS EXTRA`,
-writing OUT.svg and OUT.png into RUN; the labels are passed as arguments, never
-as gnuplot code.  Then it writes RUN/index.html (metadata, figures, headline
-numbers), prints the same headline numbers, and points plots/latest at RUN.
+this runs `gnuplot -c plots/FIG.gp DATA OUT CAPTION TIMING BACKINGS EXTRA
+HOPCOL HOP COLOURS`, writing OUT.svg and OUT.png into RUN; the labels are
+passed as arguments, never as gnuplot code.  Then it writes RUN/index.html
+(metadata, figures, summary), prints the same summary, and points
+plots/latest at RUN.  This is the one place the run's summary is computed.
+It reads what bench/ wrote (the CSVs, meta.json) and, from bench/contract.py,
+each CSV's columns and the backings' order and colours.
 
 Python standard library only.  Exit status: 0 rendered (gnuplot warnings are
 printed), 1 a gnuplot run failed (or, with --strict, printed anything),
@@ -26,30 +30,12 @@ import textwrap
 
 PLOTS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(PLOTS)
-
-# Canonical backing order: the 4 KB baseline first, then the huge-page ways.
-ORDER = ["devzero", "hugetlbfs", "shm", "devhugetlb", "maphugetlb", "memfd", "thp"]
-
-# Columns each CSV must start with (the results contract); extras may follow.
-CONTRACT = {
-    "chase.csv": ["backing", "page_kb", "wss_bytes", "ns_per_access", "ns_min",
-                  "ns_max", "l1_dtlb_misses_per_1k", "walks_per_1k",
-                  "model_l1_misses_per_1k", "model_walks_per_1k"],
-    "stream.csv": ["backing", "page_kb", "wss_bytes", "kernel", "gb_per_s"],
-    "fault.csv": ["backing", "page_kb", "mode", "us_per_mb", "faults_per_mb"],
-}
-
-TIMING = {
-    "tcg": "TCG: emulated timing, not hardware",
-    "icount": "instruction-count time (QEMU -icount), not hardware",
-    "kvm": "KVM guest: hardware timing through a virtual machine",
-    "native": "",
-}
+sys.path.insert(0, os.path.join(REPO, "bench"))
+import contract  # noqa: E402
 
 
 def order_key(b):
-    base, g = (b[:-3], 1) if b.endswith("-1G") else (b, 0)
-    return (g, ORDER.index(base) if base in ORDER else len(ORDER), base)
+    return contract.load().order_key(b)
 
 
 def fnum(s):
@@ -90,9 +76,9 @@ class Table:
         with open(self.path, newline="") as f:
             r = csv.reader(f)
             self.header = next(r, [])
-            want = CONTRACT[name]
-            if self.header[:len(want)] != want:
-                self.problem = (f"{name} header does not start with the contract columns "
+            want = contract.load().bench(name[:-len(".csv")])["columns"]
+            if self.header != want:
+                self.problem = (f"{name} header is not the contract's columns "
                                 f"({','.join(want)})")
                 return
             for row in r:
@@ -136,17 +122,31 @@ def load_meta(run):
         return {}, f"meta.json unreadable: {e}"
 
 
-def labels(meta):
-    """Caption, timing note, counters note, model geometry, for every figure."""
+def model_text(model):
+    """The TLB model's geometry as bench wrote it (@meta model), in words."""
+    if not isinstance(model, dict) or not model:
+        return ""
+    parts = [str(model.get("preset", "custom"))]
+    for k, v in model.items():
+        if k != "preset":
+            parts.append(f"{k}={json.dumps(v, separators=(',', ':'))}"
+                         if isinstance(v, (dict, list)) else f"{k}={v}")
+    return "; ".join(parts)
+
+
+def caption_of(meta):
+    """Two lines: the machine, then the software and run."""
     q = meta.get("qemu") or None
     if q:
         accel = str(q.get("accel", "?"))
         if q.get("icount"):
             accel += " + icount"
         accel += f" (QEMU {q.get('version', '?')} guest)"
+        hm = meta.get("host_memory")
+        if isinstance(hm, dict):
+            accel += f", guest RAM on host {hm.get('host_pages')} pages"
     else:
         accel = f"none ({meta.get('mode', 'native')})"
-    # Two lines: the machine, then the software and run.
     caption = " | ".join([
         f"host: {meta.get('host_cpu', 'not recorded')}",
         f"accelerator: {accel}",
@@ -156,9 +156,14 @@ def labels(meta):
         f"profile: {meta.get('profile', 'not recorded')}",
         f"run: {meta.get('run_id', 'not recorded')}",
     ])
-    src = meta.get("timing_source")
-    timing = TIMING.get(src, f"timing source {src!r}" if src else "timing source not recorded")
+    machine = meta.get("machine") or {}
+    if machine.get("hypervisor") and meta.get("timing_source") in ("native", "kvm"):
+        caption += "\n" + contract.HYPERVISOR_NOTE
+    return caption
 
+
+def counters_note(meta):
+    """Which events filled the TLB columns, or why none did."""
     counters = meta.get("counters") or {}
     # bench/ names the CSV column each event fills; keep the two TLB columns.
     tlb_cols = ("l1_dtlb_misses_per_1k", "walks_per_1k")
@@ -171,30 +176,31 @@ def labels(meta):
         note = "perf events " + ", ".join(have)
         if lack:
             note += "; unavailable: " + "; ".join(f"{e}: {r}" for e, r in lack)
-    elif lack:
+        return note, True
+    if lack:
         reasons = []
         for _, r in lack:
             if r not in reasons:
                 reasons.append(r)
-        note = "; ".join(reasons)
-    else:
-        note = "meta.json records no counters"
+        return "; ".join(reasons), False
+    return "meta.json records no counters", False
 
-    model = meta.get("model")
-    if isinstance(model, dict) and model.get("preset"):
-        geometry = str(model["preset"])
-        if model.get("source"):
-            geometry += f" (source: {model['source']})"
-    elif isinstance(meta.get("tlb_model"), dict) and meta["tlb_model"].get("preset"):
-        # bench/ records it as tlb_model {preset, warm_accesses, counted_accesses}
+
+def labels(meta):
+    """Caption, timing note, counters note, model geometry, for every figure."""
+    src = meta.get("timing_source")
+    # Hardware timings need no warning on the figure; the rest say what they are.
+    timing = "" if src == "native" else contract.timing_label(src)
+    note, have = counters_note(meta)
+    geometry = model_text(meta.get("model"))
+    if not geometry and isinstance(meta.get("tlb_model"), dict) \
+            and meta["tlb_model"].get("preset"):
         t = meta["tlb_model"]
         geometry = f"{t['preset']} (meta.json tlb_model; geometry cited in bench/tlbmodel.c"
         if t.get("counted_accesses"):
             geometry += f"; {t['counted_accesses']} accesses counted"
         geometry += ")"
-    else:
-        geometry = ""  # tlb-model.gp then says "model geometry not recorded"
-    return caption, timing, note, geometry, bool(have)
+    return caption_of(meta), timing, note, geometry, have
 
 
 def run_gnuplot(script, args):
@@ -233,100 +239,127 @@ def page_kb(rows, b, meta):
     return fnum(((meta.get("backings") or {}).get(b) or {}).get("page_kb"))
 
 
+def baseline():
+    """The backing others are compared with: benchtool lists the 4 KB
+    baseline first."""
+    return contract.load().backing_names()[0]
+
+
 def headlines(chase, fault, meta):
-    """Sections of (title, note, header, rows); every number names its source."""
-    out = []
+    """Sections of (title, note, header, rows); every number names its source.
+
+    With hardware timings (native, KVM) latency leads.  Under TCG and
+    -icount latency is emulated, so the summary leads with what holds there:
+    the page walks (modelled, or counted), the fault counts and the fault
+    path's cost (instruction-count time under -icount), and the latency
+    table comes last, titled as emulated."""
+    src = meta.get("timing_source")
+    hardware = contract.timing_is_hardware(src)
+    latency, walks = [], []
     if chase.ok:
         for hop, rows in chase.hops():
-            out += chase_headlines(chase, rows, hop, meta)
-    out += fault_headlines(fault)
-    return out
+            latency.append(latency_section(rows, hop, hardware, src))
+            walks.append(walks_section(chase, rows, hop, meta))
+    faults = fault_sections(fault, src)
+    if hardware:
+        return latency + walks + faults
+    return walks + faults + latency
 
 
-def chase_headlines(chase, crow, hop, meta):
-    out = []
+def latency_section(crow, hop, hardware, src):
     at_hop = f", hop {hop}" if hop else ""
     src_hop = f", rows with hop = {hop}" if hop else ""
-    if True:
-        lat = at_largest(crow, "ns_per_access")
-        rows = []
-        for b in sorted(lat, key=order_key):
-            w, v = lat[b]
-            lo = value_at(crow, b, w, "ns_min")
-            hi = value_at(crow, b, w, "ns_max")
-            rows.append([b, fmt_bytes(w), fmt_num(v, "ns"),
-                         f"{fmt_num(lo)}..{fmt_num(hi)}"])
-        out.append(("Latency at the largest working set" + at_hop,
-                    "chase.csv: ns_per_access (min..max from ns_min, ns_max) at each "
-                    "backing's largest wss_bytes" + src_hop,
-                    ["backing", "working set", "ns/access", "min..max"], rows))
-
-        measured = chase.has("walks_per_1k", crow)
-        col = "walks_per_1k" if measured else "model_walks_per_1k"
-        kind = "measured" if measured else "MODEL"
-        rows = []
-        if "devzero" in lat and chase.has(col, crow):
-            base_w = at_largest([r for r in crow if r["backing"] == "devzero"], col)
-            for b in chase.backings(crow):
-                pk = page_kb(crow, b, meta)
-                if b == "devzero" or not pk or pk <= 4:
-                    continue
-                # Compare at the largest size both backings reached.
-                common = {fnum(r["wss_bytes"]) for r in crow
-                          if r["backing"] == b and fnum(r.get(col)) is not None}
-                common &= {fnum(r["wss_bytes"]) for r in crow
-                           if r["backing"] == "devzero" and fnum(r.get(col)) is not None}
-                if not common:
-                    continue
-                w = max(common)
-                d0 = value_at(crow, "devzero", w, col)
-                v = value_at(crow, b, w, col)
-                pct = f"{100.0 * (d0 - v) / d0:.0f}%" if d0 else "n/a"
-                rows.append([b, fmt_bytes(w), fmt_num(d0), fmt_num(v), fmt_num(d0 - v), pct,
-                             kind])
-            note = (f"chase.csv: {col} ({kind.lower() if measured else 'model, not measured'}) "
-                    f"per 1000 accesses, devzero minus backing, at the largest wss_bytes both have")
-            if not base_w:
-                rows = []
-        else:
-            note = f"chase.csv: no devzero baseline or no {col} values"
-        out.append((f"Page walks saved against devzero{at_hop} ({kind})", note + src_hop,
-                    ["backing", "working set", "devzero walks/1k", "backing walks/1k",
-                     "saved/1k", "saved", "source"], rows))
-
-    return out
+    lat = at_largest(crow, "ns_per_access")
+    rows = []
+    for b in sorted(lat, key=order_key):
+        w, v = lat[b]
+        lo = value_at(crow, b, w, "ns_min")
+        hi = value_at(crow, b, w, "ns_max")
+        rows.append([b, fmt_bytes(w), fmt_num(v, "ns"), f"{fmt_num(lo)}..{fmt_num(hi)}"])
+    title = "Latency at the largest working set" + at_hop
+    if not hardware:
+        title += f" ({contract.timing_label(src)}: not what a CPU does)"
+    return (title, "chase.csv: ns_per_access (min..max from ns_min, ns_max) at each "
+            "backing's largest wss_bytes" + src_hop,
+            ["backing", "working set", "ns/access", "min..max"], rows)
 
 
-def fault_headlines(fault):
-    out = []
-    if fault.ok:
-        def us(b, mode):
-            vals = [fnum(r["us_per_mb"]) for r in fault.rows
-                    if r["backing"] == b and r["mode"] == mode]
-            vals = [v for v in vals if v is not None]
-            return statistics.median(vals) if vals else None
-        base = us("devzero", "demand")
-        rows = []
-        for b in fault.backings():
-            d, p = us(b, "demand"), us(b, "populate")
-            ratio = f"{d / base:.2f}x" if d is not None and base else "n/a"
-            rows.append([b, fmt_num(d, "us/MB"), fmt_num(p, "us/MB"), ratio])
-        out.append(("Fault cost relative to devzero",
-                    "fault.csv: us_per_mb, mode demand and populate; ratio = backing demand "
-                    "us_per_mb / devzero demand us_per_mb",
-                    ["backing", "demand", "populate", "demand vs devzero"], rows))
-        rows = []
-        names = [b for b in fault.backings()
-                 if b.replace("-1G", "") in ("devhugetlb", "maphugetlb", "hugetlbfs")]
-        for b in names:
-            ref = us("devhugetlb-1G" if b.endswith("-1G") else "devhugetlb", "setup")
-            v = us(b, "setup")
-            rows.append([b, fmt_num(v, "us/MB"),
-                         f"{v / ref:.2f}x" if v is not None and ref else "n/a"])
-        out.append(("mmap setup cost: devhugetlb vs maphugetlb vs hugetlbfs",
-                    "fault.csv: us_per_mb, mode setup (mmap + munmap per MB mapped); ratio "
-                    "against devhugetlb of the same page size",
-                    ["backing", "setup", "vs devhugetlb"], rows))
+def walks_section(chase, crow, hop, meta):
+    at_hop = f", hop {hop}" if hop else ""
+    src_hop = f", rows with hop = {hop}" if hop else ""
+    base = baseline()
+    measured = chase.has("walks_per_1k", crow)
+    col = "walks_per_1k" if measured else "model_walks_per_1k"
+    kind = "measured" if measured else "MODEL"
+    rows = []
+    base_rows = [r for r in crow if r["backing"] == base]
+    if chase.has(col, base_rows):
+        for b in chase.backings(crow):
+            pk = page_kb(crow, b, meta)
+            if b == base or not pk or pk <= 4:
+                continue
+            # Compare at the largest size both backings reached.
+            common = {fnum(r["wss_bytes"]) for r in crow
+                      if r["backing"] == b and fnum(r.get(col)) is not None}
+            common &= {fnum(r["wss_bytes"]) for r in base_rows
+                       if fnum(r.get(col)) is not None}
+            if not common:
+                continue
+            w = max(common)
+            d0 = value_at(crow, base, w, col)
+            v = value_at(crow, b, w, col)
+            pct = f"{100.0 * (d0 - v) / d0:.0f}%" if d0 else "n/a"
+            rows.append([b, fmt_bytes(w), fmt_num(d0), fmt_num(v), fmt_num(d0 - v), pct, kind])
+        note = (f"chase.csv: {col} ({kind.lower() if measured else 'model, not measured'}) "
+                f"per 1000 accesses, {base} minus backing, at the largest wss_bytes both have")
+    else:
+        note = f"chase.csv: no {base} baseline or no {col} values"
+    return (f"Page walks saved against {base}{at_hop} ({kind})", note + src_hop,
+            ["backing", "working set", f"{base} walks/1k", "backing walks/1k",
+             "saved/1k", "saved", "source"], rows)
+
+
+def fault_sections(fault, src):
+    if not fault.ok:
+        return []
+    base = baseline()
+
+    def med(b, mode, col):
+        vals = [fnum(r.get(col)) for r in fault.rows if r["backing"] == b and r["mode"] == mode]
+        vals = [v for v in vals if v is not None]
+        return statistics.median(vals) if vals else None
+
+    cost = {"icount": "instruction-count time of the kernel's fault path",
+            "tcg": "emulated time, not hardware"}.get(src, contract.timing_label(src))
+    d0 = med(base, "demand", "us_per_mb")
+    rows = []
+    for b in fault.backings():
+        d, p = med(b, "demand", "us_per_mb"), med(b, "populate", "us_per_mb")
+        ratio = f"{d / d0:.2f}x" if d is not None and d0 else "n/a"
+        rows.append([b, fmt_num(d, "us/MB"), fmt_num(p, "us/MB"), ratio])
+    out = [(f"Fault cost relative to {base} ({cost})",
+            f"fault.csv: us_per_mb, mode demand and populate; ratio = backing demand "
+            f"us_per_mb / {base} demand us_per_mb",
+            ["backing", "demand", "populate", f"demand vs {base}"], rows)]
+    rows = [[b, fmt_num(med(b, "demand", "faults_per_mb")),
+             fmt_num(med(b, "populate", "faults_per_mb"))] for b in fault.backings()]
+    out.append(("Faults per MB (software event count)",
+                "fault.csv: faults_per_mb, mode demand and populate (perf's page-fault "
+                "software event)", ["backing", "demand", "populate"], rows))
+    rows = []
+    c = contract.load()
+    names = [b for b in fault.backings()
+             if b in c.backing_names() and c.needs_pool(b)]
+    for b in names:
+        ref = next((med(n, "setup", "us_per_mb") for n in c.backing_names()
+                    if n.startswith("devhugetlb") and c.needs_pool(n) == c.needs_pool(b)), None)
+        v = med(b, "setup", "us_per_mb")
+        rows.append([b, fmt_num(v, "us/MB"),
+                     f"{v / ref:.2f}x" if v is not None and ref else "n/a"])
+    out.append((f"mmap setup cost of the hugetlb backings against devhugetlb ({cost})",
+                "fault.csv: us_per_mb, mode setup (mmap + munmap per MB mapped); ratio "
+                "against devhugetlb of the same page size",
+                ["backing", "setup", "vs devhugetlb"], rows))
     return out
 
 
@@ -492,6 +525,11 @@ def main(argv=None):
     if not os.path.isdir(run):
         print(f"render: no run folder {a.run}", file=sys.stderr)
         return 2
+    try:
+        contract.load()
+    except contract.ContractError as e:
+        print(f"render: {e}", file=sys.stderr)
+        return 2
     meta, meta_problem = load_meta(run)
     caption, timing, counters_note, geometry, _ = labels(meta)
     chase, stream, fault = (Table(run, n) for n in ("chase.csv", "stream.csv", "fault.csv"))
@@ -510,7 +548,7 @@ def main(argv=None):
         for n, (hop, rows) in enumerate(chase.hops()):
             sfx = f"-{hop}" if n else ""
             bk = " ".join(chase.backings(rows))
-            hopargs = [chase.col_number("hop"), hop] if hop else []
+            hopargs = [chase.col_number("hop"), hop] if hop else ["", ""]
             jobs.append(("latency" + sfx, "latency.gp", chase, timing, bk, "", *hopargs))
             # Broken into lines so a long reason stays inside the figure.
             wrapped = "\n".join(textwrap.wrap(counters_note, 110))
@@ -524,18 +562,20 @@ def main(argv=None):
         notes.append(f"latency, tlb and tlb-model skipped: {chase.problem}")
     if stream.ok:
         jobs.append(("bandwidth", "bandwidth.gp", stream, timing, " ".join(stream.backings()),
-                     stream.col_number("ns_per_access") or ""))
+                     stream.col_number("ns_per_access") or "", "", ""))
     else:
         notes.append(f"bandwidth skipped: {stream.problem}")
     if fault.ok:
-        jobs.append(("faults", "faults.gp", fault, timing, " ".join(fault.backings()), ""))
+        jobs.append(("faults", "faults.gp", fault, timing, " ".join(fault.backings()), "",
+                     "", ""))
     else:
         notes.append(f"faults skipped: {fault.problem}")
 
     figures, failed, noisy = [], False, False
-    for name, script, table, tnote, bk, extra, *hopargs in jobs:
+    for name, script, table, tnote, bk, extra, hopcol, hop in jobs:
+        colours = " ".join(contract.load().colour(b) for b in bk.split())
         rc, text = run_gnuplot(script, [table.path, os.path.join(run, name),
-                                        caption, tnote, bk, extra, *hopargs])
+                                        caption, tnote, bk, extra, hopcol, hop, colours])
         if text:
             noisy = True
             print(f"render: gnuplot {script}:\n{text}", file=sys.stderr)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # tlb-model.gp -- modelled dTLB misses and page walks per 1000 accesses.
 #
 #   gnuplot -c plots/tlb-model.gp results/RUN/chase.csv results/RUN/tlb-model \
@@ -15,7 +16,7 @@
 
 FIG_W = 1200; FIG_H = 620
 FIGTITLE = "MODEL, not measured: L1 dTLB misses and page walks per 1000 accesses"
-call ARG0[1:strlen(ARG0)-strlen("tlb-model.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8
+call ARG0[1:strlen(ARG0)-strlen("tlb-model.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8 ARG9
 # The model is arithmetic on the working-set size, not a timing: no timing
 # note; the line under the title names the geometry instead.
 TIMING = EXTRA ne "" ? "model geometry: " . EXTRA : "model geometry not recorded"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # tlb.gp -- measured dTLB misses and page walks per 1000 accesses.
 #
 #   gnuplot -c plots/tlb.gp results/RUN/chase.csv results/RUN/tlb \
@@ -16,7 +17,7 @@
 
 FIG_W = 1200; FIG_H = 620
 FIGTITLE = "Measured dTLB misses and page walks per 1000 accesses"
-call ARG0[1:strlen(ARG0)-strlen("tlb.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8
+call ARG0[1:strlen(ARG0)-strlen("tlb.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8 ARG9
 COUNTERS = EXTRA ne "" ? EXTRA : "meta.json not read (run plots/render.py for the reason)"
 
 stats DATA using (hasval("", 7)) nooutput

@@ -4,6 +4,8 @@
 The numbers are invented but shaped like real runs: a TCG guest with no
 hardware counters, every backing and the line hop only (fixture/tcg), and a
 small KVM guest with dTLB counters and both hops (fixture/kvm).  Deterministic: same seed, same files.
+The CSVs have the columns of the contract the plot tests pin
+(tests/fixture/contract.json); what a run does not fill is left empty.
 
     python3 tests/plots/make_fixture.py
 """
@@ -11,15 +13,14 @@ import csv
 import json
 import os
 import random
+import sys
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixture")
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "bench"))
+import contract  # noqa: E402
 
-CHASE_HDR = ["backing", "page_kb", "wss_bytes", "ns_per_access", "ns_min",
-             "ns_max", "l1_dtlb_misses_per_1k", "walks_per_1k",
-             "model_l1_misses_per_1k", "model_walks_per_1k", "hop", "reps",
-             "model_preset"]
-STREAM_HDR = ["backing", "page_kb", "wss_bytes", "kernel", "gb_per_s"]
-FAULT_HDR = ["backing", "page_kb", "mode", "us_per_mb", "faults_per_mb"]
+CONTRACT = os.path.join(TESTS, "fixture", "contract.json")
 
 # Skylake-like TLB geometry: entries per level for each page size.
 L1 = {4: 64, 2048: 32, 1048576: 4}
@@ -58,10 +59,12 @@ def fmt(x, nd=2):
     return "" if x is None else f"{x:.{nd}f}"
 
 
-def write_csv(path, hdr, rows):
+def write_csv(path, bench, rows):
+    """rows are dicts; the header is the contract's columns for bench."""
+    cols = contract.load(CONTRACT).bench(bench)["columns"]
     with open(path, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(hdr)
+        w = csv.DictWriter(f, cols, restval="", lineterminator="\n")
+        w.writeheader()
         w.writerows(rows)
 
 
@@ -69,7 +72,7 @@ def make_run(name, meta, backings, wss_list, scale, walk_ns, counters, rng,
              fault_scale, stream_ns_col, skipped=None, hops=("line",)):
     d = os.path.join(HERE, name)
     os.makedirs(d, exist_ok=True)
-    preset = (meta.get("model") or meta.get("tlb_model"))["preset"]
+    preset = meta["tlb_model"]["preset"]
     chase = []
     for hop, b, pk in [(h, b, pk) for h in hops for b, pk in backings]:
         for wss in wss_list:
@@ -85,11 +88,13 @@ def make_run(name, meta, backings, wss_list, scale, walk_ns, counters, rng,
                 # table lines), never above one miss per access.
                 dt = min(1000.0, m1 * rng.uniform(1.0, 1.08) + rng.uniform(0, 0.4))
                 wk = min(1000.0, mw * rng.uniform(1.0, 1.15) + rng.uniform(0, 0.2))
-            chase.append([b, pk, wss, fmt(ns), fmt(lo), fmt(hi), fmt(dt),
-                          fmt(wk), fmt(m1), fmt(mw), hop, 5, preset])
-    write_csv(os.path.join(d, "chase.csv"), CHASE_HDR, chase)
+            chase.append(dict(backing=b, page_kb=pk, wss_bytes=wss, ns_per_access=fmt(ns),
+                              ns_min=fmt(lo), ns_max=fmt(hi), l1_dtlb_misses_per_1k=fmt(dt),
+                              walks_per_1k=fmt(wk), model_l1_misses_per_1k=fmt(m1),
+                              model_walks_per_1k=fmt(mw), hop=hop, reps=5,
+                              model_preset=preset))
+    write_csv(os.path.join(d, "chase.csv"), "chase", chase)
 
-    hdr = STREAM_HDR + (["ns_per_access"] if stream_ns_col else [])
     stream = []
     peak = {"read": 9.5, "write": 6.0, "copy": 5.2}
     for b, pk in backings:
@@ -102,17 +107,17 @@ def make_run(name, meta, backings, wss_list, scale, walk_ns, counters, rng,
                     ns = (60.0 + (walk_ns * 0.9 if pk == 4 else walk_ns * walks))
                     ns = ns * scale / 1.0 * rng.uniform(0.95, 1.05)
                     gbs = 8.0 / ns
-                    row = [b, pk, wss, k, fmt(gbs, 4)]
+                    row = dict(backing=b, page_kb=pk, wss_bytes=wss, kernel=k,
+                               gb_per_s=fmt(gbs, 4))
                     if stream_ns_col:
-                        row.append(fmt(ns))
+                        row["ns_per_access"] = fmt(ns)
                 else:
                     gbs = peak[k] / scale * (0.93 if pk == 4 else 1.0)
                     gbs *= rng.uniform(0.96, 1.04)
-                    row = [b, pk, wss, k, fmt(gbs, 3)]
-                    if stream_ns_col:
-                        row.append("")
+                    row = dict(backing=b, page_kb=pk, wss_bytes=wss, kernel=k,
+                               gb_per_s=fmt(gbs, 3))
                 stream.append(row)
-    write_csv(os.path.join(d, "stream.csv"), hdr, stream)
+    write_csv(os.path.join(d, "stream.csv"), "stream", stream)
 
     fault = []
     for b, pk in backings:
@@ -135,8 +140,9 @@ def make_run(name, meta, backings, wss_list, scale, walk_ns, counters, rng,
         for mode, us, fpm in (("demand", dem, per_mb), ("populate", pop, per_mb),
                               ("setup", setup, 0.0)):
             us = us * fault_scale * rng.uniform(0.95, 1.05)
-            fault.append([b, pk, mode, fmt(us, 3), fmt(fpm, 6)])
-    write_csv(os.path.join(d, "fault.csv"), FAULT_HDR, fault)
+            fault.append(dict(backing=b, page_kb=pk, mode=mode, us_per_mb=fmt(us, 3),
+                              faults_per_mb=fmt(fpm, 6)))
+    write_csv(os.path.join(d, "fault.csv"), "fault", fault)
 
     meta["backings"] = {b: {"status": "measured", "reason": "", "page_kb": pk}
                         for b, pk in backings}
@@ -174,8 +180,12 @@ def main():
                                      "column": "faults"}},
         "method": {"warmup": 1, "reps": 5, "seed": 1, "aslr_off": True,
                    "cpu_pinned": True, "timer_resolution_ns": 1},
-        "model": {"preset": "skylake",
-                  "source": "Intel SDM vol. 3 / optimization manual, Skylake client"},
+        "tlb_model": {"preset": "skylake", "warm_accesses": 65536,
+                      "counted_accesses": 65536},
+        "machine": {"cpufreq_governor": {"performance": 112}, "boost": True,
+                    "smt_active": True, "thp_enabled": "madvise", "thp_defrag": "madvise",
+                    "hypervisor": False, "loadavg_start": [0.5, 0.4, 0.3],
+                    "loadavg_end": [1.1, 0.6, 0.4]},
     }
     make_run("tcg", tcg, all_b, sizes(4 * KB, 256 * MB), scale=6.0,
              walk_ns=300.0, counters=False, rng=rng, fault_scale=14.0,
@@ -202,9 +212,17 @@ def main():
                                                       "column": "walks_per_1k"}},
         "method": {"warmup": 2, "reps": 11, "seed": 1, "aslr_off": True,
                    "cpu_pinned": True, "timer_resolution_ns": 1},
-        # no "model" key: bench/ writes tlb_model, which the plots fall back to
         "tlb_model": {"preset": "zen3", "warm_accesses": 65536,
                       "counted_accesses": 65536},
+        "machine": {"cpufreq_governor": None, "boost": None, "smt_active": True,
+                    "thp_enabled": "always", "thp_defrag": "madvise",
+                    "hypervisor": False, "loadavg_start": [2.0, 1.5, 1.0],
+                    "loadavg_end": [2.2, 1.6, 1.0]},
+        "host_memory": {"host_pages": "hugetlb", "kernel_page_kb": 2048,
+                        "anon_huge_kb_max": 0, "guest_ram_mb": 8192,
+                        "thp_enabled": "always [madvise] never",
+                        "thp_defrag": "always defer defer+madvise [madvise] never",
+                        "checked_in": "/proc/PID/smaps of QEMU"},
     }
     make_run("kvm", kvm, [("devzero", 4), ("devhugetlb", 2048),
                           ("maphugetlb", 2048), ("thp", 2048),

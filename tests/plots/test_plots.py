@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 """Tests for plots/: render the fixture runs and check what comes out.
 
     python3 tests/plots/test_plots.py        (or: make test-plots)
@@ -6,7 +7,9 @@
 The fixtures under tests/plots/fixture/ are copied to a temporary folder and
 rendered there; the committed fixtures are never written.  fixture/tcg is a
 TCG guest without hardware counters and with every backing; fixture/kvm is a
-KVM guest with dTLB counters and no model geometry in meta.json.
+KVM guest with dTLB counters, guest RAM on host huge pages and both hops.
+Both are pinned to the contract in tests/fixture/contract.json (columns,
+backing order and colours), so bench/'s tables can change without them.
 The last line printed is "N passed, N failed".
 """
 import csv
@@ -25,6 +28,12 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 PLOTS = os.path.join(REPO, "plots")
 FIXTURE = os.path.join(HERE, "fixture")
 RENDER = os.path.join(PLOTS, "render.py")
+CONTRACT = os.path.join(REPO, "tests", "fixture", "contract.json")
+os.environ["BENCH_CONTRACT"] = CONTRACT
+sys.path.insert(0, os.path.join(REPO, "tests"))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+import contract  # noqa: E402
+import harness  # noqa: E402
 
 FIGURES = ["latency", "tlb", "tlb-model", "bandwidth", "faults"]
 TIMED = ["latency", "bandwidth", "faults"]  # figures drawn from timings
@@ -201,7 +210,7 @@ class Rendered(unittest.TestCase):
                 for want in ("Run metadata", "Latency at the largest working set",
                              "Page walks saved against devzero",
                              "Fault cost relative to devzero",
-                             "devhugetlb vs maphugetlb vs hugetlbfs",
+                             "mmap setup cost of the hugetlb backings against devhugetlb",
                              self.meta(run)["run_id"]):
                     self.assertIn(want, page)
         with open(os.path.join(self.runs["tcg"], "index.html")) as f:
@@ -269,7 +278,7 @@ class Variants(unittest.TestCase):
         path = os.path.join(self.run, "meta.json")
         with open(path) as f:
             m = json.load(f)
-        for k in ("model", "counters", "backings"):
+        for k in ("tlb_model", "counters", "backings"):
             m.pop(k)
         m.update(qemu=None, mode="native", timing_source="native")
         with open(path, "w") as f:
@@ -312,6 +321,81 @@ class Variants(unittest.TestCase):
         self.assertEqual((rc, err), (0, ""))
         self.assertIn("no stride rows", svg_text(os.path.join(self.run, "bandwidth.svg")))
 
+    def test_summary_under_tcg_leads_with_what_holds_there(self):
+        # TCG latency is emulated: walks and faults first, latency last and
+        # titled as emulated; with hardware timing latency leads.
+        rc, out, err = render(self.run)
+        self.assertEqual((rc, err), (0, ""))
+        walks = out.index("Page walks saved against devzero")
+        counts = out.index("Faults per MB (software event count)")
+        lat = out.index("Latency at the largest working set")
+        self.assertLess(walks, lat)
+        self.assertLess(counts, lat)
+        self.assertIn("TCG: emulated timing, not hardware: not what a CPU does", out)
+        self.edit_meta(timing_source="icount")
+        rc, out, err = render(self.run)
+        self.assertIn("Fault cost relative to devzero (instruction-count time of the "
+                      "kernel's fault path)", out)
+        self.edit_meta(timing_source="native", qemu=None, mode="native")
+        rc, out, err = render(self.run)
+        self.assertLess(out.index("Latency at the largest working set"),
+                        out.index("Page walks saved against devzero"))
+        self.assertNotIn("not what a CPU does", out)
+
+    def test_native_run_on_a_vm_says_so_in_every_figure(self):
+        with open(os.path.join(self.run, "meta.json")) as f:
+            machine = json.load(f)["machine"]
+        self.edit_meta(timing_source="native", qemu=None, mode="native",
+                       machine=dict(machine, hypervisor=True))
+        rc, out, err = render(self.run)
+        self.assertEqual((rc, err), (0, ""))
+        for name in FIGURES:
+            with self.subTest(figure=name):
+                self.assertIn(contract.HYPERVISOR_NOTE,
+                              svg_text(os.path.join(self.run, name + ".svg")))
+        self.assertIn(contract.HYPERVISOR_NOTE, out)
+        # a TCG guest's timings do not walk the host's tables: no note
+        self.edit_meta(timing_source="tcg", mode="guest",
+                       qemu={"version": "7.2", "accel": "tcg", "icount": False})
+        render(self.run)
+        self.assertNotIn(contract.HYPERVISOR_NOTE,
+                         svg_text(os.path.join(self.run, "latency.svg")))
+
+    def test_colours_come_from_the_contract(self):
+        with open(CONTRACT) as f:
+            data = json.load(f)
+        for b in data["backings"]:
+            if b["name"] == "devhugetlb":
+                b["colour"] = "#123456"
+        path = os.path.join(self.tmp, "contract.json")
+        with open(path, "w") as f:
+            json.dump(data, f)
+        p = subprocess.run([sys.executable, RENDER, self.run, "--no-link"],
+                           capture_output=True, text=True,
+                           env=dict(os.environ, BENCH_CONTRACT=path))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(self.run, "latency.svg")) as f:
+            self.assertRegex(f.read(), r"rgb\(\s*18,\s*52,\s*86\)")
+
+    def test_model_geometry_as_bench_wrote_it(self):
+        self.edit_meta(model={"preset": "zen3", "policy": "tree-plru",
+                              "levels": [{"name": "L1", "entries": 72}]})
+        rc, out, err = render(self.run)
+        self.assertEqual((rc, err), (0, ""))
+        text = svg_text(os.path.join(self.run, "tlb-model.svg"))
+        self.assertIn("model geometry: zen3; policy=tree-plru", text)
+
+    def test_csv_from_another_contract_is_refused_with_its_columns(self):
+        path = os.path.join(self.run, "chase.csv")
+        with open(path) as f:
+            lines = f.read().splitlines()
+        with open(path, "w") as f:
+            f.write("\n".join(l.rsplit(",", 1)[0] for l in lines) + "\n")
+        rc, out, err = render(self.run)
+        self.assertEqual(rc, 0)
+        self.assertIn("latency, tlb and tlb-model skipped: chase.csv header is not the "
+                      "contract's columns", out)
+
     def test_latest_link(self):
         link = os.path.join(self.tmp, "latest")
         p = subprocess.run([sys.executable, RENDER, self.run, "--link", link],
@@ -322,11 +406,8 @@ class Variants(unittest.TestCase):
 
 
 def main():
-    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
-    result = unittest.TextTestRunner(verbosity=2).run(suite)
-    failed = len(result.failures) + len(result.errors)
-    print(f"{result.testsRun - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return harness.run_unittest(
+        unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__]))
 
 
 if __name__ == "__main__":
