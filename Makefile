@@ -49,8 +49,9 @@ deps:
 
 # kernel/build.sh decides from a hash of tarball, series and config
 # fragments whether anything needs building, so this target always asks it.
+# KERNEL_PATCHES=DIR builds another series (compare/compare.py does).
 kernel: deps
-	@kernel/build.sh --variant $(KERNEL_VARIANT) $(KERNEL_CONFIGS)
+	@kernel/build.sh --variant $(KERNEL_VARIANT) $(KERNEL_CONFIGS) $(if $(KERNEL_PATCHES),--patches $(KERNEL_PATCHES))
 
 # Cheap (a cpio of ~40 MB), so rebuilt whenever asked for.
 initramfs: kernel $(BENCH_BINS)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 """compare.py - did performance move between two revisions of the series?
 
     compare.py run A B [--icount] [--rounds N] [--threshold PCT] ...
@@ -26,6 +27,11 @@ threshold; 2 something could not be built or measured; 3 the runs'
 metadata differ in a way that matters (accel, timing_source, host_cpu,
 profile, icount, mode) and --allow-mismatch was not given.
 
+Benchmarks, the key a point is matched on and the metric compared come
+from bench/contract.py; runs go through bench/run.py (round i rotates the
+backings i positions, so drift favours none); kernels and initramfs are
+built by the Makefile; figures are drawn by compare/overlay.gp.
+
 Standard library only.
 """
 import argparse
@@ -43,16 +49,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-# What each benchmark's point is keyed by, its metric and which way is worse.
-BENCH_SPEC = {
-    "fault": {"key": ("backing", "mode", "size_bytes"), "metric": "us_per_mb",
-              "lower_is_better": True},
-    "chase": {"key": ("backing", "hop", "wss_bytes"),
-              "metric": "ns_per_access", "lower_is_better": True},
-    "stream": {"key": ("backing", "kernel", "wss_bytes"),
-               "metric": "gb_per_s", "lower_is_better": False},
-}
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import contract  # noqa: E402
 
 # Metadata that must agree before two sets of numbers are compared.
 MUST_MATCH = ("mode", "accel", "timing_source", "icount", "profile")
@@ -282,7 +280,7 @@ def load_run(d):
     with open(os.path.join(d, "meta.json")) as f:
         meta = json.load(f)
     rows = {}
-    for bench in BENCH_SPEC:
+    for bench in contract.load().bench_names():
         path = os.path.join(d, bench + ".csv")
         if os.path.exists(path):
             with open(path, newline="") as f:
@@ -295,7 +293,7 @@ def collect(runs):
     pts = {}
     for _, rows in runs:
         for bench, rs in rows.items():
-            spec = BENCH_SPEC[bench]
+            spec = contract.load().bench(bench)
             for r in rs:
                 try:
                     v = float(r[spec["metric"]])
@@ -307,10 +305,8 @@ def collect(runs):
 
 
 def point_label(k):
-    bench, rest = k[0], list(k[1:])
-    if bench in ("fault",):
-        return "%s %s %s %s" % (bench, rest[0], rest[1], human(rest[2]))
-    return "%s %s %s %s" % (bench, rest[0], rest[1], human(rest[2]))
+    """bench and key values; sizes (digits) in K/M/G."""
+    return " ".join([k[0]] + [human(v) for v in k[1:]])
 
 
 def human(n):
@@ -354,7 +350,7 @@ def compare_runs(runs_a, runs_b, threshold, gate_modes=None, alpha=0.05,
             point_label(k), label_a if k in pa else label_b), file=out)
     results = []
     for k in sorted(set(pa) & set(pb)):
-        spec = BENCH_SPEC[k[0]]
+        spec = contract.load().bench(k[0])
         r = verdict(pa[k], pb[k], threshold, spec["lower_is_better"],
                     alpha=alpha, deterministic=deterministic)
         r["point"] = k
@@ -455,60 +451,38 @@ def series_dir(rev, work):
     return d
 
 
-def build_kernel(rev, work, variant=None):
-    """Build (or find cached) the kernel of rev.  Returns (bzImage path,
-    build key folder)."""
+def build(rev, work, variant=None):
+    """Kernel and initramfs of rev, built by `make initramfs` (the kernel
+    cached by kernel/build.sh).  Returns (bzImage, initramfs)."""
     if rev.startswith("image:"):
         # An already built kernel: image:build/kernel/<key>/bzImage
         image = os.path.realpath(os.path.join(ROOT, rev[len("image:"):]))
         if not os.path.isfile(image):
             raise SystemExit("compare: no kernel image at %s" % image)
-        return image, os.path.dirname(image)
-    d = series_dir(rev, work)
-    variant = variant or "cmp-" + safe(rev)
-    rc = sh([os.path.join(ROOT, "kernel", "build.sh"), "--patches", d,
-             "--variant", variant, "--config",
-             os.path.join(ROOT, "kernel", "config", "base.config")])
+        # -o kernel: use the image as it is, build nothing
+        kernel, make_args = image, ["-o", "kernel"]
+    else:
+        variant = variant or "cmp-" + safe(rev)
+        kernel = os.path.join(ROOT, "build", "kernel", variant)
+        make_args = ["KERNEL_VARIANT=" + variant]
+        if rev != "current":
+            make_args.append("KERNEL_PATCHES=" + series_dir(rev, work))
+    initrd = os.path.join(work, "initramfs", safe(rev) + ".cpio")
+    os.makedirs(os.path.dirname(initrd), exist_ok=True)
+    rc = sh(["make", "--no-print-directory", "-C", ROOT, "initramfs",
+             "KERNEL=" + kernel, "INITRAMFS=" + initrd] + make_args)
     if rc:
-        raise SystemExit("compare: kernel build of %s failed (%d)" % (rev, rc))
-    image = os.path.realpath(os.path.join(ROOT, "build", "kernel", variant))
-    return image, os.path.dirname(image)
+        raise SystemExit("compare: building %s failed (make exit %d)" % (
+            rev, rc))
+    return os.path.realpath(kernel), initrd
 
 
-def bench_bins():
-    bins = [os.path.join(ROOT, "build", "bench", b)
-            for b in ("chase", "stream", "fault")]
-    rc = sh(["make", "-s", "--no-print-directory", "-C", ROOT] +
-            [os.path.relpath(b, ROOT) for b in bins])
-    if rc:
-        raise SystemExit("compare: cannot build the benchmark binaries")
-    return bins
-
-
-def build_initramfs(keydir, bins, work):
-    """One initramfs per kernel build (its selftests differ), rebuilt when
-    a benchmark binary or the initramfs scripts are newer."""
-    out = os.path.join(work, "initramfs", os.path.basename(keydir) + ".cpio")
-    deps = bins + glob.glob(os.path.join(ROOT, "kernel", "initramfs", "*"))
-    if os.path.exists(out) and all(os.path.getmtime(out) >= os.path.getmtime(p)
-                                   for p in deps):
-        return out
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    tmp = "%s.tmp%d" % (out, os.getpid())
-    rc = sh([os.path.join(ROOT, "kernel", "initramfs", "build.sh"), tmp,
-             os.path.join(keydir, "selftests")] + bins)
-    if rc:
-        raise SystemExit("compare: initramfs build failed for %s" % keydir)
-    os.replace(tmp, out)  # atomic: a concurrent compare never sees half
-    return out
-
-
-def bench_run(kernel, initrd, results_dir, args, log):
+def bench_run(kernel, initrd, results_dir, args, log, rotate=0):
     cmd = [sys.executable, os.path.join(ROOT, "bench", "run.py"),
            "--mode", "guest", "--kernel", kernel, "--initrd", initrd,
            "--profile", args.profile, "--benches", args.benches,
            "--backings", args.backings, "--results-dir", results_dir,
-           "--no-1g"]
+           "--no-1g", "--rotate", str(rotate)]
     if args.icount:
         cmd += ["--qemu-arg=--icount"]
     # Our own console log: run-qemu.sh reads the guest's exit status from
@@ -538,25 +512,15 @@ def interleaved(sides, rounds, args, log):
                                                      s["name"], s["rev"]),
                   flush=True)
             dirs[s["name"]].append(bench_run(s["kernel"], s["initrd"],
-                                             s["results"], args, log))
+                                             s["results"], args, log, i))
     return dirs
 
 
 # ------------------------------------------------------------------- figures
 
-def timing_label(meta):
-    """Where a figure's numbers come from, for its title."""
-    return {
-        "icount": "QEMU -icount: instruction-count time, not hardware",
-        "tcg": "TCG: emulated timing, not hardware",
-        "kvm": "wall time in a KVM guest",
-        "native": "wall time on the host",
-    }.get(meta.get("timing_source"), "timing source not recorded")
-
-
 def write_figures(results, runs_a, runs_b, outdir, la, lb):
     """One overlay per backing: every repetition of A and B per point, with
-    the medians, on a log axis; svg and png through compare/overlay.gp."""
+    the medians, on a log axis; svg and png by compare/overlay.gp."""
     if not shutil.which("gnuplot"):
         print("compare: gnuplot not found: no figures")
         return []
@@ -567,36 +531,38 @@ def write_figures(results, runs_a, runs_b, outdir, la, lb):
     made = []
     for (bench, backing), rs in sorted(by_backing.items()):
         base = os.path.join(outdir, "overlay-%s-%s" % (bench, safe(backing)))
-        with open(base + ".dat", "w") as f:
-            f.write("# x label side value\n")
-            for i, r in enumerate(rs):
-                lab = " ".join(r["label"].split()[2:])
-                for side, pts in ((0, pa), (1, pb)):
-                    for v in pts[r["point"]]:
-                        f.write("%d \"%s\" %d %.6g\n" % (i, lab, side, v))
-        with open(base + ".med", "w") as f:
-            f.write("# x label median_a median_b delta_pct verdict\n")
-            for i, r in enumerate(rs):
-                lab = " ".join(r["label"].split()[2:])
-                f.write("%d \"%s\" %.6g %.6g %.3f \"%s\"\n" % (
-                    i, lab, r["median_a"], r["median_b"], r["delta_pct"],
-                    r["verdict"]))
+        write_overlay_data(base, rs, pa, pb)
         title = "%s, %s: A=%s vs B=%s (%s; %s)" % (
-            bench, backing, la, lb, rs[0]["metric"], timing_label(runs_a[0][0]))
-        for term in ("svg", "png"):
-            rc = subprocess.run(
-                ["gnuplot", "-e", "dat='%s.dat'; med='%s.med'; out='%s.%s'; "
-                 "term='%s'; ttl='%s'; ylab='%s'; la='%s'; lb='%s'; n=%d" % (
-                     base, base, base, term, term, title.replace("'", ""),
-                     rs[0]["metric"], la, lb, len(rs)),
-                 os.path.join(HERE, "overlay.gp")],
-                capture_output=True, text=True)
-            if rc.returncode:
-                print("compare: gnuplot failed for %s: %s" % (
-                    base, rc.stderr.strip()[-400:]))
-            else:
-                made.append(base + "." + term)
+            bench, backing, la, lb, rs[0]["metric"],
+            contract.timing_label(runs_a[0][0].get("timing_source")))
+        p = subprocess.run(
+            ["gnuplot", "-c", os.path.join(HERE, "overlay.gp"), base + ".dat",
+             base + ".med", base, title, rs[0]["metric"], la, lb, str(len(rs))],
+            capture_output=True, text=True)
+        if p.returncode or p.stdout or p.stderr:
+            print("compare: gnuplot for %s: %s" % (
+                base, (p.stdout + p.stderr).strip()[-400:]))
+        if p.returncode == 0:
+            made += [base + ".svg", base + ".png"]
     return made
+
+
+def write_overlay_data(base, rs, pa, pb):
+    """base.dat: every repetition; base.med: the medians and verdicts."""
+    with open(base + ".dat", "w") as f:
+        f.write("# x label side value\n")
+        for i, r in enumerate(rs):
+            lab = " ".join(r["label"].split()[2:])
+            for side, pts in ((0, pa), (1, pb)):
+                for v in pts[r["point"]]:
+                    f.write("%d \"%s\" %d %.6g\n" % (i, lab, side, v))
+    with open(base + ".med", "w") as f:
+        f.write("# x label median_a median_b delta_pct verdict\n")
+        for i, r in enumerate(rs):
+            lab = " ".join(r["label"].split()[2:])
+            f.write("%d \"%s\" %.6g %.6g %.3f \"%s\"\n" % (
+                i, lab, r["median_a"], r["median_b"], r["delta_pct"],
+                r["verdict"]))
 
 
 # -------------------------------------------------------------------- driver
@@ -634,12 +600,11 @@ def cmd_run(args):
         os.getpid()))
     os.makedirs(outdir)
     log = os.path.join(outdir, "bench.log")
-    bins = bench_bins()
     sides = []
     for name, rev in (("A", args.a), ("B", args.b)):
-        kernel, keydir = build_kernel(rev, work)
+        kernel, initrd = build(rev, work)
         sides.append({"name": name, "rev": rev, "kernel": kernel,
-                      "initrd": build_initramfs(keydir, bins, work),
+                      "initrd": initrd,
                       "results": os.path.join(outdir, "runs-" + name)})
     dirs = interleaved(sides, args.rounds, args, log)
     runs_a = [load_run(d) for d in dirs["A"]]
@@ -686,13 +651,9 @@ def check_side(args, outdir):
     for k, v in CHECK_ARGS.items():
         setattr(args, k, v)
     work = os.path.join(ROOT, "build", "compare")
-    bins = bench_bins()
     # The main kernel (build/kernel/bzImage): shared with make kernel.
-    if args.rev == "current":
-        kernel, keydir = build_kernel("current", work, variant="bzImage")
-    else:
-        kernel, keydir = build_kernel(args.rev, work)
-    initrd = build_initramfs(keydir, bins, work)
+    kernel, initrd = build(args.rev, work, variant="bzImage"
+                           if args.rev == "current" else None)
     return bench_run(kernel, initrd, os.path.join(outdir, "runs"), args,
                      os.path.join(outdir, "bench.log"))
 
@@ -790,6 +751,9 @@ def main(argv=None):
 if __name__ == "__main__":
     try:
         sys.exit(main())
+    except contract.ContractError as e:
+        print("compare: " + str(e), file=sys.stderr)
+        sys.exit(EXIT_ERROR)
     except SystemExit as e:
         if isinstance(e.code, str):
             print(e.code, file=sys.stderr)
