@@ -363,10 +363,19 @@ def fault_sections(fault, src):
     return out
 
 
-def text_summary(run, caption, timing, sections, figures, notes):
+def summary_lead(meta):
+    """What the summary says first when latency is not hardware time."""
+    src = meta.get("timing_source")
+    if contract.timing_is_hardware(src):
+        return ""
+    return (f"{contract.timing_label(src)}: latency here is emulated, so this summary "
+            "leads with page walks, fault counts and the fault path's cost")
+
+
+def text_summary(run, caption, lead, sections, figures, notes):
     lines = [f"run {run}"] + ["  " + c for c in caption.split("\n")]
-    if timing:
-        lines.append("  " + timing)
+    if lead:
+        lines.append("  " + lead)
     for title, note, header, rows in sections:
         lines.append("")
         lines.append(f"{title}  [{note}]")
@@ -512,6 +521,72 @@ def link_latest(run, link):
     os.replace(tmp, link)
 
 
+def chase_jobs(chase, timing, counters_note, geometry, notes):
+    """One set of chase figures per hop kind: line gets the plain names."""
+    jobs = []
+    presets = sorted({r.get("model_preset") for r in chase.rows} - {None, ""})
+    if not geometry and presets:
+        geometry = " / ".join(presets) + " (from chase.csv model_preset)"
+    # Broken into lines so a long reason stays inside the figure.
+    wrapped = "\n".join(textwrap.wrap(counters_note, 110))
+    for n, (hop, rows) in enumerate(chase.hops()):
+        sfx = f"-{hop}" if n else ""
+        bk = " ".join(chase.backings(rows))
+        hopargs = [chase.col_number("hop"), hop] if hop else ["", ""]
+        jobs.append(("latency" + sfx, "latency.gp", chase, timing, bk, "", *hopargs))
+        jobs.append(("tlb" + sfx, "tlb.gp", chase, "", bk, wrapped, *hopargs))
+        if chase.has("model_l1_misses_per_1k", rows) or chase.has("model_walks_per_1k", rows):
+            jobs.append(("tlb-model" + sfx, "tlb-model.gp", chase, "", bk, geometry, *hopargs))
+        else:
+            notes.append(f"tlb-model{sfx} skipped: chase.csv has no model values")
+    return jobs
+
+
+def figure_jobs(meta, meta_problem, tables, labels_, notes):
+    """(name, script, table, timing, backings, extra, hopcol, hop) per figure."""
+    caption, timing, counters_note, geometry, _ = labels_
+    chase, stream, fault = tables
+    if meta_problem:
+        notes.append(meta_problem + ": figures are labelled 'not recorded'")
+    for b, c in sorted((meta.get("backings") or {}).items(), key=lambda kv: order_key(kv[0])):
+        if isinstance(c, dict) and c.get("status") not in ("ok", "measured"):
+            notes.append(f"backing {b} {c.get('status', '?')}: {c.get('reason') or 'no reason'}")
+    jobs = []
+    if chase.ok:
+        jobs += chase_jobs(chase, timing, counters_note, geometry, notes)
+    else:
+        notes.append(f"latency, tlb and tlb-model skipped: {chase.problem}")
+    if stream.ok:
+        jobs.append(("bandwidth", "bandwidth.gp", stream, timing, " ".join(stream.backings()),
+                     stream.col_number("ns_per_access") or "", "", ""))
+    else:
+        notes.append(f"bandwidth skipped: {stream.problem}")
+    if fault.ok:
+        jobs.append(("faults", "faults.gp", fault, timing, " ".join(fault.backings()), "",
+                     "", ""))
+    else:
+        notes.append(f"faults skipped: {fault.problem}")
+    return jobs
+
+
+def draw(run, caption, jobs, notes):
+    """Runs gnuplot for each job: (figures drawn, any failed, any output)."""
+    figures, failed, noisy = [], False, False
+    for name, script, table, tnote, bk, extra, hopcol, hop in jobs:
+        colours = " ".join(contract.load().colour(b) for b in bk.split())
+        rc, text = run_gnuplot(script, [table.path, os.path.join(run, name),
+                                        caption, tnote, bk, extra, hopcol, hop, colours])
+        if text:
+            noisy = True
+            print(f"render: gnuplot {script}:\n{text}", file=sys.stderr)
+        if rc != 0:
+            failed = True
+            notes.append(f"{name} failed: gnuplot exit status {rc}")
+        else:
+            figures.append(name)
+    return figures, failed, noisy
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run", nargs="?", default=os.path.join(REPO, "results", "latest"))
@@ -531,63 +606,15 @@ def main(argv=None):
         print(f"render: {e}", file=sys.stderr)
         return 2
     meta, meta_problem = load_meta(run)
-    caption, timing, counters_note, geometry, _ = labels(meta)
-    chase, stream, fault = (Table(run, n) for n in ("chase.csv", "stream.csv", "fault.csv"))
-
-    jobs, notes = [], []
-    if meta_problem:
-        notes.append(meta_problem + ": figures are labelled 'not recorded'")
-    for b, c in sorted((meta.get("backings") or {}).items(), key=lambda kv: order_key(kv[0])):
-        if isinstance(c, dict) and c.get("status") not in ("ok", "measured"):
-            notes.append(f"backing {b} {c.get('status', '?')}: {c.get('reason') or 'no reason'}")
-    if chase.ok:
-        presets = sorted({r.get("model_preset") for r in chase.rows} - {None, ""})
-        if not geometry and presets:
-            geometry = " / ".join(presets) + " (from chase.csv model_preset)"
-        # One set of chase figures per hop kind: line gets the plain names.
-        for n, (hop, rows) in enumerate(chase.hops()):
-            sfx = f"-{hop}" if n else ""
-            bk = " ".join(chase.backings(rows))
-            hopargs = [chase.col_number("hop"), hop] if hop else ["", ""]
-            jobs.append(("latency" + sfx, "latency.gp", chase, timing, bk, "", *hopargs))
-            # Broken into lines so a long reason stays inside the figure.
-            wrapped = "\n".join(textwrap.wrap(counters_note, 110))
-            jobs.append(("tlb" + sfx, "tlb.gp", chase, "", bk, wrapped, *hopargs))
-            if chase.has("model_l1_misses_per_1k", rows) or chase.has("model_walks_per_1k", rows):
-                jobs.append(("tlb-model" + sfx, "tlb-model.gp", chase, "", bk, geometry,
-                             *hopargs))
-            else:
-                notes.append(f"tlb-model{sfx} skipped: chase.csv has no model values")
-    else:
-        notes.append(f"latency, tlb and tlb-model skipped: {chase.problem}")
-    if stream.ok:
-        jobs.append(("bandwidth", "bandwidth.gp", stream, timing, " ".join(stream.backings()),
-                     stream.col_number("ns_per_access") or "", "", ""))
-    else:
-        notes.append(f"bandwidth skipped: {stream.problem}")
-    if fault.ok:
-        jobs.append(("faults", "faults.gp", fault, timing, " ".join(fault.backings()), "",
-                     "", ""))
-    else:
-        notes.append(f"faults skipped: {fault.problem}")
-
-    figures, failed, noisy = [], False, False
-    for name, script, table, tnote, bk, extra, hopcol, hop in jobs:
-        colours = " ".join(contract.load().colour(b) for b in bk.split())
-        rc, text = run_gnuplot(script, [table.path, os.path.join(run, name),
-                                        caption, tnote, bk, extra, hopcol, hop, colours])
-        if text:
-            noisy = True
-            print(f"render: gnuplot {script}:\n{text}", file=sys.stderr)
-        if rc != 0:
-            failed = True
-            notes.append(f"{name} failed: gnuplot exit status {rc}")
-        else:
-            figures.append(name)
-
-    sections = headlines(chase, fault, meta)
+    lab = labels(meta)
+    caption, timing = lab[0], lab[1]
+    tables = [Table(run, n) for n in ("chase.csv", "stream.csv", "fault.csv")]
+    notes = []
+    jobs = figure_jobs(meta, meta_problem, tables, lab, notes)
+    figures, failed, noisy = draw(run, caption, jobs, notes)
+    sections = headlines(tables[0], tables[2], meta)
     write_index(run, meta, meta_problem, caption, timing, sections, figures, notes)
-    print(text_summary(run, caption, timing, sections, figures, notes))
+    print(text_summary(run, caption, summary_lead(meta), sections, figures, notes))
     print(f"index: {os.path.join(run, 'index.html')}")
     if not a.no_link:
         link_latest(run, a.link)

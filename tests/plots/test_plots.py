@@ -332,6 +332,7 @@ class Variants(unittest.TestCase):
         self.assertLess(walks, lat)
         self.assertLess(counts, lat)
         self.assertIn("TCG: emulated timing, not hardware: not what a CPU does", out)
+        self.assertIn("latency here is emulated, so this summary leads with page walks", out)
         self.edit_meta(timing_source="icount")
         rc, out, err = render(self.run)
         self.assertIn("Fault cost relative to devzero (instruction-count time of the "
