@@ -365,6 +365,15 @@ class HugePools:
         with open(self.sysfmt % kb) as f:
             return int(f.read())
 
+    def read(self, kb, name="nr_hugepages"):
+        """A pool file (nr_hugepages, free_hugepages); 0 if unreadable."""
+        path = os.path.join(os.path.dirname(self.sysfmt % kb), name)
+        try:
+            with open(path) as f:
+                return int(f.read())
+        except (OSError, ValueError):
+            return 0
+
     def _write(self, kb, n):
         with open(self.sysfmt % kb, "w") as f:
             f.write("%d\n" % n)
@@ -661,7 +670,27 @@ def stop_signals():
     return ignore_stops
 
 
-def run_guest(res, cmd):
+def guest_ram_on_host_pool(cmd):
+    """MB of guest RAM run-qemu.sh will take from the host's 2 MB pool
+    (--host-pages hugetlb, its default under KVM), asked with --dry-run."""
+    i = cmd.index("--")
+    p = subprocess.run(cmd[:i] + ["--dry-run"] + cmd[i:], cwd=ROOT,
+                       capture_output=True, text=True)
+    if p.returncode or "host pages: hugetlb" not in p.stdout.splitlines():
+        return 0
+    m = re.search(r"memory-backend-memfd\\?,id=ram0\\?,size=(\d+)M", p.stdout)
+    return int(m.group(1)) if m else 0
+
+
+def run_guest(res, cmd, pools):
+    ram_mb = guest_ram_on_host_pool(cmd)
+    if ram_mb:
+        # Room for all guest RAM on top of what the pool already lends out.
+        total = pools.read(2048)
+        free = pools.read(2048, "free_hugepages")
+        got = pools.raise_to(2048, total - free + ram_mb // 2)
+        print("bench: host 2 MB pool raised to %d for %d MB of guest RAM"
+              % (got, ram_mb))
     rc = stream_lines(cmd, res, cwd=ROOT)
     reason = contract.QEMU_EXIT_REASON.get(rc)
     if reason and rc != contract.QEMU_EXIT["USAGE"][0]:
@@ -758,7 +787,7 @@ def main(argv=None):
     status, rc = "complete", 0
     try:
         if guest:
-            rc = run_guest(res, cmds[0])
+            rc = run_guest(res, cmds[0], pools)
         else:
             rc = run_native(res, cmds, pools, p, needs_pools(selected, c))
         rc = check_exits(res, benches, rc)

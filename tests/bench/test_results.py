@@ -233,6 +233,35 @@ class TestOrder(unittest.TestCase):
         self.assertIn("devzero", text)
 
 
+class TestGuestRamOnHostPages(unittest.TestCase):
+    def test_kvm_guest_ram_is_counted_against_the_host_pool(self):
+        with tempfile.TemporaryDirectory() as d:
+            for name in ("bzImage", "initrd"):
+                with open(os.path.join(d, name), "w") as f:
+                    f.write("fake")
+            base = [os.path.join(run.ROOT, "run-qemu.sh"), "--kernel",
+                    os.path.join(d, "bzImage"), "--initrd",
+                    os.path.join(d, "initrd"), "--mem", "1G",
+                    "--hugepages", "8"]
+            kvm = base + ["--accel", "kvm", "--", "true"]
+            self.assertEqual(run.guest_ram_on_host_pool(kvm), 1024)
+            self.assertEqual(run.guest_ram_on_host_pool(
+                base + ["--accel", "kvm", "--host-pages", "thp", "--", "true"]), 0)
+            self.assertEqual(run.guest_ram_on_host_pool(
+                base + ["--accel", "tcg", "--", "true"]), 0)
+
+    def test_pool_files_read(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "hugepages-2048kB"))
+            for name, n in (("nr_hugepages", 10), ("free_hugepages", 4)):
+                with open(os.path.join(d, "hugepages-2048kB", name), "w") as f:
+                    f.write("%d\n" % n)
+            pools = run.HugePools(os.path.join(d, "hugepages-%dkB", "nr_hugepages"))
+            self.assertEqual(pools.read(2048), 10)
+            self.assertEqual(pools.read(2048, "free_hugepages"), 4)
+            self.assertEqual(pools.read(1048576), 0)
+
+
 class TestMachineState(unittest.TestCase):
     def fake_root(self, files):
         d = tempfile.mkdtemp()
