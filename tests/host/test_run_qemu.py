@@ -59,7 +59,8 @@ class RunQemuOptions(unittest.TestCase):
                    **(env or {}))
         argv = [RUN_QEMU]
         if files:
-            argv += ["--kernel", self.kernel, "--initrd", self.initrd]
+            argv += ["--kernel", self.kernel, "--initrd", self.initrd,
+                     "--console-log", os.path.join(self.tmp.name, "console.log")]
         argv += list(args)
         return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
 
