@@ -152,6 +152,22 @@ def make_run(name, meta, backings, wss_list, scale, walk_ns, counters, rng,
         f.write("\n")
 
 
+def guest_meta(run_id, profile, host_cpu, accel, pool_2m, preset, warmup, reps, **more):
+    """meta.json of a guest run, as bench/run.py writes it."""
+    return dict({
+        "run_id": run_id, "date": "2025-01-14T%s:%s:00Z" % (run_id[9:11], run_id[11:13]),
+        "git_rev": "0123abc", "profile": profile, "mode": "guest", "host_cpu": host_cpu,
+        "kernel": "6.12.0-devhugetlb+", "series_id": "devhugetlb-v1",
+        "qemu": {"version": "7.2.15", "accel": accel, "icount": False},
+        "timing_source": accel,
+        "hugepages": {"2048kB": {"total": pool_2m, "free": pool_2m},
+                      "1048576kB": {"total": 2, "free": 2}},
+        "method": {"warmup": warmup, "reps": reps, "seed": 1, "aslr_off": True,
+                   "cpu_pinned": True, "timer_resolution_ns": 1},
+        "tlb_model": {"preset": preset, "warm_accesses": 65536, "counted_accesses": 65536},
+    }, **more)
+
+
 def main():
     rng = random.Random(4)
     all_b = [("devzero", 4), ("hugetlbfs", 2048), ("shm", 2048),
@@ -159,71 +175,39 @@ def main():
              ("thp", 2048), ("devhugetlb-1G", 1048576),
              ("hugetlbfs-1G", 1048576), ("maphugetlb-1G", 1048576)]
     no_pmu = "guest CPU model has no PMU under TCG (perf_event_open: ENOENT)"
-    tcg = {
-        "run_id": "20250114-101500-tcg-fixture",
-        "date": "2025-01-14T10:15:00Z",
-        "git_rev": "0123abc",
-        "profile": "quick",
-        "mode": "guest",
-        "host_cpu": "Intel(R) Xeon(R) Platinum 8480+",
-        "kernel": "6.12.0-devhugetlb+",
-        "series_id": "devhugetlb-v1",
-        "qemu": {"version": "7.2.15", "accel": "tcg", "icount": False},
-        "timing_source": "tcg",
-        "hugepages": {"2048kB": {"total": 512, "free": 512},
-                      "1048576kB": {"total": 2, "free": 2}},
-        "counters": {"dTLB-load-misses": {"available": False, "reason": no_pmu,
-                                          "column": "l1_dtlb_misses_per_1k"},
-                     "page-walks": {"available": False, "reason": no_pmu,
-                                    "column": "walks_per_1k"},
-                     "page-faults": {"available": True, "reason": "",
-                                     "column": "faults"}},
-        "method": {"warmup": 1, "reps": 5, "seed": 1, "aslr_off": True,
-                   "cpu_pinned": True, "timer_resolution_ns": 1},
-        "tlb_model": {"preset": "skylake", "warm_accesses": 65536,
-                      "counted_accesses": 65536},
-        "machine": {"cpufreq_governor": {"performance": 112}, "boost": True,
-                    "smt_active": True, "thp_enabled": "madvise", "thp_defrag": "madvise",
-                    "hypervisor": False, "loadavg_start": [0.5, 0.4, 0.3],
-                    "loadavg_end": [1.1, 0.6, 0.4]},
-    }
+    tcg = guest_meta(
+        "20250114-101500-tcg-fixture", "quick", "Intel(R) Xeon(R) Platinum 8480+", "tcg",
+        512, "skylake", warmup=1, reps=5,
+        counters={"dTLB-load-misses": {"available": False, "reason": no_pmu,
+                                       "column": "l1_dtlb_misses_per_1k"},
+                  "page-walks": {"available": False, "reason": no_pmu,
+                                 "column": "walks_per_1k"},
+                  "page-faults": {"available": True, "reason": "", "column": "faults"}},
+        machine={"cpufreq_governor": {"performance": 112}, "boost": True,
+                 "smt_active": True, "thp_enabled": "madvise", "thp_defrag": "madvise",
+                 "hypervisor": False, "loadavg_start": [0.5, 0.4, 0.3],
+                 "loadavg_end": [1.1, 0.6, 0.4]})
     make_run("tcg", tcg, all_b, sizes(4 * KB, 256 * MB), scale=6.0,
              walk_ns=300.0, counters=False, rng=rng, fault_scale=14.0,
              stream_ns_col=False,
              skipped={"memfd-1G": {"status": "skipped", "page_kb": 0,
                                    "reason": "kernel lacks MFD_HUGE_1GB support for memfd"}})
 
-    kvm = {
-        "run_id": "20250114-120000-kvm-fixture",
-        "date": "2025-01-14T12:00:00Z",
-        "git_rev": "0123abc",
-        "profile": "full",
-        "mode": "guest",
-        "host_cpu": "AMD EPYC 7763 64-Core Processor",
-        "kernel": "6.12.0-devhugetlb+",
-        "series_id": "devhugetlb-v1",
-        "qemu": {"version": "7.2.15", "accel": "kvm", "icount": False},
-        "timing_source": "kvm",
-        "hugepages": {"2048kB": {"total": 1024, "free": 1024},
-                      "1048576kB": {"total": 2, "free": 2}},
-        "counters": {"dTLB-load-misses": {"available": True, "reason": "",
-                                          "column": "l1_dtlb_misses_per_1k"},
-                     "ls_l1_d_tlb_miss.all_l2_miss": {"available": True, "reason": "",
-                                                      "column": "walks_per_1k"}},
-        "method": {"warmup": 2, "reps": 11, "seed": 1, "aslr_off": True,
-                   "cpu_pinned": True, "timer_resolution_ns": 1},
-        "tlb_model": {"preset": "zen3", "warm_accesses": 65536,
-                      "counted_accesses": 65536},
-        "machine": {"cpufreq_governor": None, "boost": None, "smt_active": True,
-                    "thp_enabled": "always", "thp_defrag": "madvise",
-                    "hypervisor": False, "loadavg_start": [2.0, 1.5, 1.0],
-                    "loadavg_end": [2.2, 1.6, 1.0]},
-        "host_memory": {"host_pages": "hugetlb", "kernel_page_kb": 2048,
-                        "anon_huge_kb_max": 0, "guest_ram_mb": 8192,
-                        "thp_enabled": "always [madvise] never",
-                        "thp_defrag": "always defer defer+madvise [madvise] never",
-                        "checked_in": "/proc/PID/smaps of QEMU"},
-    }
+    kvm = guest_meta(
+        "20250114-120000-kvm-fixture", "full", "AMD EPYC 7763 64-Core Processor", "kvm",
+        1024, "zen3", warmup=2, reps=11,
+        counters={"dTLB-load-misses": {"available": True, "reason": "",
+                                       "column": "l1_dtlb_misses_per_1k"},
+                  "ls_l1_d_tlb_miss.all_l2_miss": {"available": True, "reason": "",
+                                                   "column": "walks_per_1k"}},
+        machine={"cpufreq_governor": None, "boost": None, "smt_active": True,
+                 "thp_enabled": "always", "thp_defrag": "madvise", "hypervisor": False,
+                 "loadavg_start": [2.0, 1.5, 1.0], "loadavg_end": [2.2, 1.6, 1.0]},
+        host_memory={"host_pages": "hugetlb", "kernel_page_kb": 2048,
+                     "anon_huge_kb_max": 0, "guest_ram_mb": 8192,
+                     "thp_enabled": "always [madvise] never",
+                     "thp_defrag": "always defer defer+madvise [madvise] never",
+                     "checked_in": "/proc/PID/smaps of QEMU"})
     make_run("kvm", kvm, [("devzero", 4), ("devhugetlb", 2048),
                           ("maphugetlb", 2048), ("thp", 2048),
                           ("devhugetlb-1G", 1048576)],
