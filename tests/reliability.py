@@ -51,7 +51,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from contract import QEMU_EXIT_REASON, SPLAT  # noqa: E402
+from contract import QEMU_EXIT, QEMU_EXIT_REASON, SPLAT  # noqa: E402
 from harness import Tally  # noqa: E402
 OUT = os.path.join(ROOT, "build", "reliability")
 STRESS_BIN = os.path.join(ROOT, "build", "stress")
@@ -468,7 +468,8 @@ def test_bench_signal(t, args):
                 continue        # finished before the signal: make it longer
             after = host_sysctls()
             t.record("bench-signal: %s mid-run: status interrupted, exit 130" % name,
-                     proc.returncode == 130 and meta.get("status") == "interrupted",
+                     proc.returncode == QEMU_EXIT["INTERRUPTED"][0]
+                     and meta.get("status") == "interrupted",
                      "exit %s, status %r; %s" % (proc.returncode, meta.get("status"),
                                                 tail(out, 3)))
             t.record("bench-signal: %s mid-run: the %d fault rows written before it are kept"

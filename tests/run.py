@@ -27,6 +27,8 @@ import time
 from harness import Tally, discover, parse_summary, unittest_counts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from contract import QEMU_EXIT  # noqa: E402
 # The guest test pool: 256 x 2 MB covers the 256 MB upstream tests; one
 # 1 GB page gives /dev/hugetlb-1048576kB something to map.
 GUEST_POOL = ["--hugepages", "256", "--hugepages-1g", "1"]
@@ -115,13 +117,13 @@ def guest_harness(tally, args):
     # Fits the RAM on paper, but 1 GB pages need 1 GB-aligned RAM above 4 GB.
     r = guest(args, ["echo", "SHOULD-NOT-RUN"], 120, ["--hugepages-1g", "1", "--mem", "2G"])
     tally.record("guest: a pool that cannot be preallocated fails before the job",
-                 r.returncode == 120 and "SHOULD-NOT-RUN" not in r.stdout
+                 r.returncode == QEMU_EXIT["NOPOOL"][0] and "SHOULD-NOT-RUN" not in r.stdout
                  and "could not be preallocated" in r.stderr,
                  "exit %d, stderr %r" % (r.returncode, r.stderr[-300:]))
 
     r = guest(args, ["sleep", "600"], 15)
     tally.record("guest: a hung guest is killed after --timeout with the console tail",
-                 r.returncode == 124 and "last 40 console lines" in r.stderr,
+                 r.returncode == QEMU_EXIT["TIMEOUT"][0] and "last 40 console lines" in r.stderr,
                  "exit %d" % r.returncode)
 
 
