@@ -68,7 +68,7 @@ class RunQemuOptions(unittest.TestCase):
         r = self.run_qemu("--help", files=False)
         self.assertEqual(r.returncode, 0)
         for opt in ("--hugepages", "--hugepages-1g", "--mem", "--smp", "--kernel",
-                    "--accel", "--icount", "--add", "--shell", "--timeout", "-- CMD"):
+                    "--accel", "--icount", "--host-pages", "--add", "--shell", "--timeout", "-- CMD"):
             self.assertIn(opt, r.stdout)
 
     def test_usage_errors_name_the_cause(self):
