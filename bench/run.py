@@ -602,11 +602,13 @@ def override_sizes(p, sizes):
     size_pools(p)
 
 
-def guest_command(p, args, runs):
-    """One run-qemu.sh boot that runs every invocation in turn."""
+def guest_command(p, args, runs, c):
+    """One run-qemu.sh boot that runs every invocation in turn; the
+    initramfs has the binaries in /usr/local/bin."""
     script = "; ".join(
         "/usr/local/bin/%s %s; echo \"@exit %s $?\"" % (
-            bench, " ".join(shlex.quote(x) for x in argv), bench)
+            os.path.basename(c.bench(bench)["binary"]),
+            " ".join(shlex.quote(x) for x in argv), bench)
         for bench, argv in runs)
     cmd = [args.run_qemu, "--hugepages", str(p["hugepages"])]
     if p["hugepages_1g"]:
@@ -768,9 +770,10 @@ def main(argv=None):
 
     guest = args.mode == "guest"
     if guest:
-        cmds = [guest_command(p, args, runs)]
+        cmds = [guest_command(p, args, runs, c)]
     else:
-        cmds = [[os.path.join(args.bindir, b)] + a for b, a in runs]
+        cmds = [[os.path.join(args.bindir, c.bench(b)["binary"])] + a
+                for b, a in runs]
     if args.dry_run:
         for cmd in cmds:
             print(" ".join(shlex.quote(x) for x in cmd))
