@@ -302,11 +302,13 @@ thp)
 		host_pages_fail "transparent huge pages are '$thp_enabled' in $thp_sys/enabled: set always or madvise, or pass --host-pages hugetlb" ;;
 esac
 
-# Guest RAM is the QEMU process's largest mapping; prints its
-# "SIZE_KB KERNEL_PAGE_KB ANON_HUGE_KB THP_ELIGIBLE" from smaps.
+# Guest RAM is the QEMU process's writable mapping of exactly the guest's
+# size (not its largest: under TCG the translation buffer is bigger);
+# prints its "SIZE_KB KERNEL_PAGE_KB ANON_HUGE_KB THP_ELIGIBLE" from smaps.
 guest_ram_smaps() {
-	awk 'function keep() { if (sz > best) { best = sz; out = sz " " kp " " ah " " el } }
-		/^[0-9a-f]+-[0-9a-f]+ / { keep(); sz = 0; kp = 0; ah = 0; el = 0; next }
+	awk -v want="$((mem_mb * 1024))" '
+		function keep() { if (rw && sz == want && out == "") out = sz " " kp " " ah " " el }
+		/^[0-9a-f]+-[0-9a-f]+ / { keep(); rw = ($2 ~ /^rw/); sz = 0; kp = 0; ah = 0; el = 0; next }
 		/^Size:/ { sz = $2 } /^KernelPageSize:/ { kp = $2 }
 		/^AnonHugePages:/ { ah = $2 } /^THPeligible:/ { el = $2 }
 		END { keep(); print out }' "/proc/$1/smaps" 2>/dev/null || true
@@ -321,7 +323,7 @@ check_guest_ram() {
 	local size kp ah el
 	read -r size kp ah el <<<"$(guest_ram_smaps "$qemu_pid")"
 	kp=${kp:-0} ah=${ah:-0} el=${el:-0}
-	[ -n "$size" ] && [ "$size" -ge $((mem_mb * 1024)) ] || {
+	[ -n "$size" ] || {
 		[ $((SECONDS - start)) -lt 30 ] ||
 			host_pages_fail "no ${mem_mb} MB mapping in /proc/$qemu_pid/smaps after 30 s"
 		return 0
