@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* backing.c - map, unmap and verify each backing; see backing.h. */
+/*
+ * backing.c - the backings: one table row each, with small functions for
+ * the steps that differ; map, unmap and verify.  See backing.h.
+ *
+ * Adding a backing is adding its functions and its row here.
+ */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -33,22 +38,7 @@
 #define KB_2M 2048UL
 #define KB_1G 1048576UL
 #define THP_ALIGN (2UL << 20)
-
-const struct backing backings[] = {
-	{ "devzero", BK_DEVZERO, 4 },
-	{ "thp", BK_THP, KB_2M },
-	{ "hugetlbfs", BK_HUGETLBFS, KB_2M },
-	{ "shm", BK_SHM, KB_2M },
-	{ "devhugetlb", BK_DEVHUGETLB, KB_2M },
-	{ "maphugetlb", BK_MAPHUGETLB, KB_2M },
-	{ "memfd", BK_MEMFD, KB_2M },
-	{ "hugetlbfs-1G", BK_HUGETLBFS, KB_1G },
-	{ "shm-1G", BK_SHM, KB_1G },
-	{ "devhugetlb-1G", BK_DEVHUGETLB, KB_1G },
-	{ "maphugetlb-1G", BK_MAPHUGETLB, KB_1G },
-	{ "memfd-1G", BK_MEMFD, KB_1G },
-};
-const int nbackings = sizeof(backings) / sizeof(backings[0]);
+#define RW (PROT_READ | PROT_WRITE)
 
 /* log2 of the huge page size in bytes, for the *_HUGE_* flag encodings */
 static int huge_shift(unsigned long page_kb)
@@ -56,9 +46,24 @@ static int huge_shift(unsigned long page_kb)
 	return page_kb == KB_1G ? 30 : 21;
 }
 
-static int is_hugetlb(const struct backing *b)
+/* why = "<backing> <op>: <error>", with the likely cause for a pool */
+static int fail(char *why, size_t n, const struct mapping *m, const char *op)
 {
-	return b->kind != BK_DEVZERO && b->kind != BK_THP;
+	int e = errno;
+
+	snprintf(why, n, "%s %s: %s%s", m->b->name, op, strerror(e),
+		 (m->b->pool_kb && (e == ENOMEM || e == ENOSPC || e == EINVAL)) ?
+		 " (insufficient huge pages in the pool?)" : "");
+	return -1;
+}
+
+/* m->addr from an mmap result */
+static int mapped(struct mapping *m, void *p, char *why, size_t n)
+{
+	if (p == MAP_FAILED)
+		return fail(why, n, m, "mmap");
+	m->addr = p;
+	return 0;
 }
 
 static long read_long(const char *path)
@@ -87,12 +92,6 @@ static long default_huge_kb(void)
 			break;
 	fclose(f);
 	return kb;
-}
-
-static const char *dev_path(const struct backing *b)
-{
-	/* /dev/hugetlb serves the default huge page size */
-	return b->page_kb == KB_1G ? "/dev/hugetlb-1048576kB" : "/dev/hugetlb";
 }
 
 /* -- hugetlbfs mounts ---------------------------------------------------- */
@@ -199,192 +198,305 @@ static int hugetlbfs_dir(unsigned long page_kb, char *path, size_t n,
 	return 0;
 }
 
-/* -- availability, map, unmap ------------------------------------------- */
 
-int backing_available(const struct backing *b, char *why, size_t n)
+/* -- the backings ------------------------------------------------------- */
+
+static int devzero_prepare(struct mapping *m, char *why, size_t n)
 {
-	char path[300];
+	m->fd = open("/dev/zero", O_RDWR);
+	return m->fd < 0 ? fail(why, n, m, "open /dev/zero") : 0;
+}
 
-	if (b->kind == BK_THP) {
-		if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK)) {
-			snprintf(why, n, "kernel has no transparent huge pages");
-			return -1;
-		}
-		return 0;
-	}
-	if (!is_hugetlb(b))
-		return 0;
-	if (b->kind == BK_DEVHUGETLB && access(dev_path(b), F_OK)) {
-		snprintf(why, n, "%s does not exist on this kernel", dev_path(b));
+static int devzero_attach(struct mapping *m, int pop, char *why, size_t n)
+{
+	(void)pop;
+	if (mapped(m, mmap(NULL, m->len, RW, MAP_PRIVATE, m->fd, 0), why, n))
 		return -1;
-	}
-	snprintf(path, sizeof(path),
-		 "/sys/kernel/mm/hugepages/hugepages-%lukB/nr_hugepages",
-		 b->page_kb);
-	if (read_long(path) < 0) {
-		snprintf(why, n, "kernel has no %lu kB huge pages", b->page_kb);
-		return -1;
-	}
-	if (read_long(path) == 0) {
-		snprintf(why, n, "no %lu kB huge pages preallocated", b->page_kb);
-		return -1;
-	}
-	if (b->kind == BK_HUGETLBFS)
-		return hugetlbfs_dir(b->page_kb, path, sizeof(path), why, n);
+	if (madvise(m->addr, m->len, MADV_NOHUGEPAGE))
+		return fail(why, n, m, "madvise(MADV_NOHUGEPAGE)");
 	return 0;
 }
 
-const char *backing_populate_via(const struct backing *b)
+static int thp_available(unsigned long page_kb, char *why, size_t n)
 {
-	/* MADV_*HUGEPAGE must come before the pages; shmat has no populate */
-	return is_hugetlb(b) && b->kind != BK_SHM ? "MAP_POPULATE" :
-						    "MADV_POPULATE_WRITE";
+	(void)page_kb;
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK)) {
+		snprintf(why, n, "kernel has no transparent huge pages");
+		return -1;
+	}
+	return 0;
 }
 
-static void hint(char *why, size_t n, const struct backing *b, const char *op,
-		 int e)
+/* over-maps and trims so the region is 2 MB aligned */
+static int thp_attach(struct mapping *m, int pop, char *why, size_t n)
 {
-	snprintf(why, n, "%s %s: %s%s", b->name, op, strerror(e),
-		 (is_hugetlb(b) && (e == ENOMEM || e == ENOSPC || e == EINVAL)) ?
-		 " (insufficient huge pages in the pool?)" : "");
+	char *raw = mmap(NULL, m->len + THP_ALIGN, RW,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *a;
+
+	(void)pop;
+	if (raw == MAP_FAILED)
+		return fail(why, n, m, "mmap");
+	a = (char *)(((unsigned long)raw + THP_ALIGN - 1) & ~(THP_ALIGN - 1));
+	if (a > raw)
+		munmap(raw, a - raw);
+	if (raw + THP_ALIGN > a)
+		munmap(a + m->len, raw + THP_ALIGN - a);
+	m->addr = a;
+	if (madvise(a, m->len, MADV_HUGEPAGE))
+		return fail(why, n, m, "madvise(MADV_HUGEPAGE)");
+	return 0;
+}
+
+static int hugetlbfs_available(unsigned long page_kb, char *why, size_t n)
+{
+	char path[300];
+
+	return hugetlbfs_dir(page_kb, path, sizeof(path), why, n);
+}
+
+/* an unlinked file of m->len bytes in a hugetlbfs mount */
+static int hugetlbfs_prepare(struct mapping *m, char *why, size_t n)
+{
+	char path[300];
+
+	if (hugetlbfs_dir(m->b->page_kb, path, sizeof(path) - 16, why, n))
+		return -1;
+	strcat(path, "/bench-XXXXXX");
+	m->fd = mkstemp(path);
+	if (m->fd < 0)
+		return fail(why, n, m, "mkstemp");
+	unlink(path);
+	return ftruncate(m->fd, m->len) ? fail(why, n, m, "ftruncate") : 0;
+}
+
+static int shared_attach(struct mapping *m, int pop, char *why, size_t n)
+{
+	return mapped(m, mmap(NULL, m->len, RW, MAP_SHARED | pop, m->fd, 0),
+		      why, n);
+}
+
+static int shm_prepare(struct mapping *m, char *why, size_t n)
+{
+	m->shmid = shmget(IPC_PRIVATE, m->len, IPC_CREAT | 0600 | SHM_HUGETLB |
+			  (huge_shift(m->b->page_kb) << SHM_HUGE_SHIFT));
+	return m->shmid < 0 ? fail(why, n, m, "shmget(SHM_HUGETLB)") : 0;
+}
+
+static int shm_attach(struct mapping *m, int pop, char *why, size_t n)
+{
+	void *p = shmat(m->shmid, NULL, 0);
+
+	(void)pop;
+	if (p == (void *)-1)
+		return fail(why, n, m, "shmat");
+	m->addr = p;
+	/* freed at shmdt */
+	shmctl(m->shmid, IPC_RMID, NULL);
+	m->shmid = -1;
+	return 0;
+}
+
+static void shm_detach(struct mapping *m)
+{
+	shmdt(m->addr);
+}
+
+/* /dev/hugetlb serves the default huge page size */
+static const char *dev_path(unsigned long page_kb)
+{
+	return page_kb == KB_1G ? "/dev/hugetlb-1048576kB" : "/dev/hugetlb";
+}
+
+static int devhugetlb_available(unsigned long page_kb, char *why, size_t n)
+{
+	if (access(dev_path(page_kb), F_OK)) {
+		snprintf(why, n, "%s does not exist on this kernel",
+			 dev_path(page_kb));
+		return -1;
+	}
+	return 0;
+}
+
+static int devhugetlb_prepare(struct mapping *m, char *why, size_t n)
+{
+	m->fd = open(dev_path(m->b->page_kb), O_RDWR);
+	return m->fd < 0 ? fail(why, n, m, "open") : 0;
+}
+
+static int devhugetlb_attach(struct mapping *m, int pop, char *why, size_t n)
+{
+	return mapped(m, mmap(NULL, m->len, RW, MAP_PRIVATE | pop, m->fd, 0),
+		      why, n);
+}
+
+static int maphugetlb_attach(struct mapping *m, int pop, char *why, size_t n)
+{
+	int fl = MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | pop |
+		 (huge_shift(m->b->page_kb) << MAP_HUGE_SHIFT);
+
+	return mapped(m, mmap(NULL, m->len, RW, fl, -1, 0), why, n);
+}
+
+static int memfd_prepare(struct mapping *m, char *why, size_t n)
+{
+	m->fd = memfd_create("bench", MFD_HUGETLB |
+			     (huge_shift(m->b->page_kb) << MFD_HUGE_SHIFT));
+	if (m->fd < 0)
+		return fail(why, n, m, "memfd_create(MFD_HUGETLB)");
+	return ftruncate(m->fd, m->len) ? fail(why, n, m, "ftruncate") : 0;
+}
+
+static const struct backing_ops devzero_ops = {
+	.prepare = devzero_prepare, .attach = devzero_attach,
+	.populate_via = "MADV_POPULATE_WRITE",
+};
+static const struct backing_ops thp_ops = {
+	.available = thp_available, .attach = thp_attach,
+	.populate_via = "MADV_POPULATE_WRITE",
+};
+static const struct backing_ops hugetlbfs_ops = {
+	.available = hugetlbfs_available, .prepare = hugetlbfs_prepare,
+	.attach = shared_attach, .populate_via = "MAP_POPULATE",
+};
+static const struct backing_ops shm_ops = {
+	.prepare = shm_prepare, .attach = shm_attach, .detach = shm_detach,
+	.populate_via = "MADV_POPULATE_WRITE",
+};
+static const struct backing_ops devhugetlb_ops = {
+	.available = devhugetlb_available, .prepare = devhugetlb_prepare,
+	.attach = devhugetlb_attach, .populate_via = "MAP_POPULATE",
+};
+static const struct backing_ops maphugetlb_ops = {
+	.attach = maphugetlb_attach, .populate_via = "MAP_POPULATE",
+};
+static const struct backing_ops memfd_ops = {
+	.prepare = memfd_prepare, .attach = shared_attach,
+	.populate_via = "MAP_POPULATE",
+};
+
+/*
+ * In display order.  Colours: the Okabe-Ito palette, devzero black as the
+ * 4 KB baseline; a -1G variant keeps its base colour.
+ */
+const struct backing backings[] = {
+	{ "devzero", 4, 0, "#000000", &devzero_ops,
+	  "MAP_PRIVATE of /dev/zero, MADV_NOHUGEPAGE: the 4 KB baseline" },
+	{ "thp", KB_2M, 0, "#009E73", &thp_ops,
+	  "anonymous, 2 MB aligned, MADV_HUGEPAGE (reference)" },
+	{ "hugetlbfs", KB_2M, KB_2M, "#0072B2", &hugetlbfs_ops,
+	  "unlinked file in a hugetlbfs mount, ftruncate, mmap(MAP_SHARED)" },
+	{ "shm", KB_2M, KB_2M, "#56B4E9", &shm_ops,
+	  "shmget(SHM_HUGETLB), shmat, IPC_RMID" },
+	{ "devhugetlb", KB_2M, KB_2M, "#D55E00", &devhugetlb_ops,
+	  "mmap(MAP_PRIVATE) of /dev/hugetlb" },
+	{ "maphugetlb", KB_2M, KB_2M, "#E69F00", &maphugetlb_ops,
+	  "MAP_ANONYMOUS|MAP_HUGETLB (reference)" },
+	{ "memfd", KB_2M, KB_2M, "#CC79A7", &memfd_ops,
+	  "memfd_create(MFD_HUGETLB), ftruncate, mmap(MAP_SHARED) (reference)" },
+	{ "hugetlbfs-1G", KB_1G, KB_1G, "#0072B2", &hugetlbfs_ops,
+	  "hugetlbfs with 1 GB pages" },
+	{ "shm-1G", KB_1G, KB_1G, "#56B4E9", &shm_ops,
+	  "shm with 1 GB pages" },
+	{ "devhugetlb-1G", KB_1G, KB_1G, "#D55E00", &devhugetlb_ops,
+	  "mmap(MAP_PRIVATE) of /dev/hugetlb-1048576kB" },
+	{ "maphugetlb-1G", KB_1G, KB_1G, "#E69F00", &maphugetlb_ops,
+	  "maphugetlb with MAP_HUGE_1GB" },
+	{ "memfd-1G", KB_1G, KB_1G, "#CC79A7", &memfd_ops,
+	  "memfd with MFD_HUGE_1GB" },
+};
+const int nbackings = sizeof(backings) / sizeof(backings[0]);
+
+/* -- the steps ---------------------------------------------------------- */
+
+const struct backing *backing_find(const char *name)
+{
+	int i;
+
+	for (i = 0; i < nbackings; i++)
+		if (!strcmp(backings[i].name, name))
+			return &backings[i];
+	return NULL;
+}
+
+int backing_available(const struct backing *b, char *why, size_t n)
+{
+	char path[128];
+	long pages;
+
+	if (b->pool_kb) {
+		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/"
+			 "hugepages-%lukB/nr_hugepages", b->pool_kb);
+		pages = read_long(path);
+		if (pages <= 0) {
+			snprintf(why, n, pages < 0 ? "kernel has no %lu kB huge "
+				 "pages" : "no %lu kB huge pages preallocated",
+				 b->pool_kb);
+			return -1;
+		}
+	}
+	return b->ops->available ? b->ops->available(b->page_kb, why, n) : 0;
+}
+
+int backing_prepare(const struct backing *b, size_t len, struct mapping *m,
+		    char *why, size_t n)
+{
+	size_t pg = b->page_kb * 1024;
+
+	len = (len + pg - 1) / pg * pg;
+	if (!b->pool_kb && b->page_kb > 4)	/* transparent: whole pages */
+		len = (len + THP_ALIGN - 1) / THP_ALIGN * THP_ALIGN;
+	*m = (struct mapping){ .b = b, .len = len, .fd = -1, .shmid = -1 };
+	if (b->ops->prepare && b->ops->prepare(m, why, n)) {
+		backing_release(m);
+		return -1;
+	}
+	return 0;
+}
+
+int backing_attach(struct mapping *m, int flags, char *why, size_t n)
+{
+	const struct backing_ops *ops = m->b->ops;
+	int madv = !strcmp(ops->populate_via, "MADV_POPULATE_WRITE");
+	int pop = (flags & MAP_F_POPULATE) && !madv ? MAP_POPULATE : 0;
+
+	if (ops->attach(m, pop, why, n) ||
+	    ((flags & MAP_F_POPULATE) && madv &&
+	     madvise(m->addr, m->len, MADV_POPULATE_WRITE) &&
+	     fail(why, n, m, "madvise(MADV_POPULATE_WRITE)"))) {
+		backing_detach(m);
+		return -1;
+	}
+	return 0;
+}
+
+void backing_detach(struct mapping *m)
+{
+	if (!m->addr)
+		return;
+	if (m->b->ops->detach)
+		m->b->ops->detach(m);
+	else
+		munmap(m->addr, m->len);
+	m->addr = NULL;
+}
+
+void backing_release(struct mapping *m)
+{
+	if (m->fd >= 0)
+		close(m->fd);
+	if (m->shmid >= 0)
+		shmctl(m->shmid, IPC_RMID, NULL);
+	m->fd = -1;
+	m->shmid = -1;
 }
 
 int backing_map(const struct backing *b, size_t len, int flags,
 		struct mapping *m, char *why, size_t n)
 {
-	size_t pg = b->page_kb * 1024;
-	int pop = (flags & MAP_F_POPULATE) &&
-		  !strcmp(backing_populate_via(b), "MAP_POPULATE") ?
-		  MAP_POPULATE : 0;
-	int hflag = huge_shift(b->page_kb);
-	char path[300];
-	void *p = MAP_FAILED;
-
-	len = (len + pg - 1) / pg * pg;
-	if (b->kind == BK_THP)
-		len = (len + THP_ALIGN - 1) / THP_ALIGN * THP_ALIGN;
-	m->b = b;
-	m->len = len;
-	m->fd = -1;
-	m->addr = NULL;
-
-	switch (b->kind) {
-	case BK_DEVZERO:
-		m->fd = open("/dev/zero", O_RDWR);
-		if (m->fd < 0) {
-			hint(why, n, b, "open /dev/zero", errno);
-			return -1;
-		}
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE,
-			 m->fd, 0);
-		if (p != MAP_FAILED && madvise(p, len, MADV_NOHUGEPAGE)) {
-			hint(why, n, b, "madvise(MADV_NOHUGEPAGE)", errno);
-			munmap(p, len);
-			close(m->fd);
-			return -1;
-		}
-		break;
-	case BK_THP: {
-		/* over-map and trim so the region is 2 MB aligned */
-		char *raw = mmap(NULL, len + THP_ALIGN, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		char *a;
-
-		if (raw == MAP_FAILED)
-			break;
-		a = (char *)(((unsigned long)raw + THP_ALIGN - 1) &
-			     ~(THP_ALIGN - 1));
-		if (a > raw)
-			munmap(raw, a - raw);
-		if (raw + THP_ALIGN > a)
-			munmap(a + len, raw + THP_ALIGN - a);
-		p = a;
-		if (madvise(p, len, MADV_HUGEPAGE)) {
-			hint(why, n, b, "madvise(MADV_HUGEPAGE)", errno);
-			munmap(p, len);
-			return -1;
-		}
-		break;
-	}
-	case BK_HUGETLBFS:
-		if (hugetlbfs_dir(b->page_kb, path, sizeof(path) - 24, why, n))
-			return -1;
-		strcat(path, "/bench-XXXXXX");
-		m->fd = mkstemp(path);
-		if (m->fd < 0) {
-			hint(why, n, b, "mkstemp", errno);
-			return -1;
-		}
-		unlink(path);
-		if (ftruncate(m->fd, len)) {
-			hint(why, n, b, "ftruncate", errno);
-			close(m->fd);
-			return -1;
-		}
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | pop,
-			 m->fd, 0);
-		break;
-	case BK_SHM: {
-		int id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600 |
-				SHM_HUGETLB | (hflag << SHM_HUGE_SHIFT));
-
-		if (id < 0) {
-			hint(why, n, b, "shmget(SHM_HUGETLB)", errno);
-			return -1;
-		}
-		p = shmat(id, NULL, 0);
-		if (p == (void *)-1) {
-			hint(why, n, b, "shmat", errno);
-			shmctl(id, IPC_RMID, NULL);
-			return -1;
-		}
-		shmctl(id, IPC_RMID, NULL);	/* freed at shmdt */
-		break;
-	}
-	case BK_DEVHUGETLB:
-		m->fd = open(dev_path(b), O_RDWR);
-		if (m->fd < 0) {
-			hint(why, n, b, "open", errno);
-			return -1;
-		}
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | pop,
-			 m->fd, 0);
-		break;
-	case BK_MAPHUGETLB:
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | pop |
-			 (hflag << MAP_HUGE_SHIFT), -1, 0);
-		break;
-	case BK_MEMFD:
-		m->fd = memfd_create("bench", MFD_HUGETLB |
-				     (hflag << MFD_HUGE_SHIFT));
-		if (m->fd < 0) {
-			hint(why, n, b, "memfd_create(MFD_HUGETLB)", errno);
-			return -1;
-		}
-		if (ftruncate(m->fd, len)) {
-			hint(why, n, b, "ftruncate", errno);
-			close(m->fd);
-			return -1;
-		}
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | pop,
-			 m->fd, 0);
-		break;
-	}
-	if (p == MAP_FAILED) {
-		int e = errno;
-
-		hint(why, n, b, "mmap", e);
-		if (m->fd >= 0)
-			close(m->fd);
-		m->fd = -1;
+	if (backing_prepare(b, len, m, why, n))
 		return -1;
-	}
-	m->addr = p;
-	if ((flags & MAP_F_POPULATE) && !pop &&
-	    madvise(p, len, MADV_POPULATE_WRITE)) {
-		hint(why, n, b, "madvise(MADV_POPULATE_WRITE)", errno);
-		backing_unmap(m);
+	if (backing_attach(m, flags, why, n)) {
+		backing_release(m);
 		return -1;
 	}
 	return 0;
@@ -392,16 +504,8 @@ int backing_map(const struct backing *b, size_t len, int flags,
 
 void backing_unmap(struct mapping *m)
 {
-	if (!m->addr)
-		return;
-	if (m->b->kind == BK_SHM)
-		shmdt(m->addr);
-	else
-		munmap(m->addr, m->len);
-	if (m->fd >= 0)
-		close(m->fd);
-	m->addr = NULL;
-	m->fd = -1;
+	backing_detach(m);
+	backing_release(m);
 }
 
 /* -- verification --------------------------------------------------------- */
@@ -443,19 +547,19 @@ int backing_verify(const struct mapping *m, unsigned long *page_kb,
 		return -1;
 	}
 	*page_kb = kps;
-	if (m->b->kind == BK_THP) {
+	if (!m->b->pool_kb && m->b->page_kb > 4) {	/* transparent */
 		if (kps == 4 && anon_huge * 1024 >= m->len) {
 			*page_kb = KB_2M;
 			return 0;
 		}
-		snprintf(why, n, "thp: only %lu of %zu kB in huge pages "
+		snprintf(why, n, "%s: only %lu of %zu kB in huge pages "
 			 "(AnonHugePages); THP disabled or memory fragmented?",
-			 anon_huge, m->len / 1024);
+			 m->b->name, anon_huge, m->len / 1024);
 		return -1;
 	}
-	if (m->b->kind == BK_DEVZERO && anon_huge) {
-		snprintf(why, n, "devzero: %lu kB in transparent huge pages "
-			 "despite MADV_NOHUGEPAGE", anon_huge);
+	if (m->b->page_kb == 4 && anon_huge) {
+		snprintf(why, n, "%s: %lu kB in transparent huge pages "
+			 "despite MADV_NOHUGEPAGE", m->b->name, anon_huge);
 		return -1;
 	}
 	if (kps != m->b->page_kb) {

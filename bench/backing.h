@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * backing.h - the memory backings under test, one name each, used
- * everywhere (CSV rows, meta.json, --backings):
+ * backing.h - the memory backings under test.  Each backing is one row of
+ * the table in backing.c (name, page size, colour, description, pool and
+ * its functions), and that row is the only place it is defined: the CSV
+ * rows, meta.json, --backings, bench/run.py and the plots take the list
+ * from there (`benchtool contract`).
  *
- *   devzero      MAP_PRIVATE of /dev/zero + MADV_NOHUGEPAGE: the 4 KB baseline
- *   thp          anonymous memory + MADV_HUGEPAGE (reference)
- *   hugetlbfs    unlinked file in a hugetlbfs mount, ftruncate, mmap
- *   shm          shmget(SHM_HUGETLB), shmat, IPC_RMID
- *   devhugetlb   mmap of /dev/hugetlb (MAP_PRIVATE by default)
- *   maphugetlb   MAP_ANONYMOUS|MAP_HUGETLB (reference)
- *   memfd        memfd_create(MFD_HUGETLB) (reference)
- *   <name>-1G    the 1 GB variants of the five hugetlb backings
+ * A mapping goes through four steps, so that a measurement can time
+ * exactly the calls it claims:
+ *   prepare   create what the mapping maps (open a device, an unlinked
+ *             hugetlbfs file or a memfd and size it, shmget); untimed
+ *   attach    mmap (shmat), the advice the backing needs, and populate
+ *   detach    munmap (shmdt)
+ *   release   close the descriptor: a shared file's pages are freed here
  *
  * Each mapping's page size is checked against /proc/self/smaps after it
  * has been touched; a mismatch is a failure, never a measurement.
@@ -20,13 +22,31 @@
 
 #include <stddef.h>
 
-enum backing_kind { BK_DEVZERO, BK_THP, BK_HUGETLBFS, BK_SHM, BK_DEVHUGETLB,
-		    BK_MAPHUGETLB, BK_MEMFD };
+struct mapping;
+
+struct backing_ops {
+	/* 0, or -1 and why the host lacks what it needs; NULL: nothing */
+	int (*available)(unsigned long page_kb, char *why, size_t n);
+	/* 0, or -1 with why; NULL: nothing to prepare */
+	int (*prepare)(struct mapping *m, char *why, size_t n);
+	/* sets m->addr; pop is MAP_POPULATE or 0; 0, or -1 with why */
+	int (*attach)(struct mapping *m, int pop, char *why, size_t n);
+	void (*detach)(struct mapping *m);	/* NULL: munmap */
+	/*
+	 * how MAP_F_POPULATE is done: MAP_POPULATE at mmap, or
+	 * MADV_POPULATE_WRITE after it where advice must come first
+	 * (MADV_*HUGEPAGE) or there is no mmap (shmat)
+	 */
+	const char *populate_via;
+};
 
 struct backing {
 	const char *name;
-	enum backing_kind kind;
 	unsigned long page_kb;	/* the page size it promises */
+	unsigned long pool_kb;	/* the hugetlb pool it draws on; 0: none */
+	const char *colour;	/* in figures (a -1G variant is dashed) */
+	const struct backing_ops *ops;
+	const char *desc;
 };
 
 struct mapping {
@@ -34,21 +54,29 @@ struct mapping {
 	char *addr;
 	size_t len;		/* rounded up to page_kb */
 	int fd;
+	int shmid;
 };
 
-#define MAP_F_POPULATE 1	/* prefault: MAP_POPULATE or MADV_POPULATE_WRITE */
+#define MAP_F_POPULATE 1	/* prefault: the backing's populate_via */
 
 extern const struct backing backings[];
 extern const int nbackings;
 
+const struct backing *backing_find(const char *name);
 /* 0 if the host has what b needs, else -1 and why (a skip, not a failure) */
 int backing_available(const struct backing *b, char *why, size_t n);
-/* 0 or -1 with why; why names the likely cause */
+
+/* the four steps (see above); each failing step undoes what it did */
+int backing_prepare(const struct backing *b, size_t len, struct mapping *m,
+		    char *why, size_t n);
+int backing_attach(struct mapping *m, int flags, char *why, size_t n);
+void backing_detach(struct mapping *m);
+void backing_release(struct mapping *m);
+/* prepare + attach, and detach + release */
 int backing_map(const struct backing *b, size_t len, int flags,
 		struct mapping *m, char *why, size_t n);
 void backing_unmap(struct mapping *m);
-/* how MAP_F_POPULATE is done for b */
-const char *backing_populate_via(const struct backing *b);
+
 /*
  * Checks the page size the kernel gave m (touch it first): returns 0 and
  * sets *page_kb, or -1 with why.  For thp, *page_kb is 2048 only when

@@ -4,8 +4,9 @@
 #   make bench-native [PROFILE=...]               run on the host kernel
 #   make test-bench                               unit tests (tests/bench/)
 #
-# One C file per benchmark (bench/<name>.c) linked with the shared runner;
-# adding a benchmark is adding a file here.  Results: results/<run-id>/.
+# One C file per benchmark (bench/<name>.c) linked with the shared runner
+# into build/bench/<name>; adding a benchmark is adding that one file.
+# Results: results/<run-id>/.
 
 # Keep whatever default goal the including Makefile chose.
 bench_saved_goal := $(.DEFAULT_GOAL)
@@ -15,23 +16,28 @@ BENCH_CC ?= gcc
 BENCH_CFLAGS ?= -static -O2 -Wall -Wextra -g
 BENCH_DIR := build/bench
 
-BENCH_NAMES := chase stream fault
+# A benchmark is a bench/*.c file that registers one (BENCH_REGISTER, see
+# bench/runner.h); every other bench/*.c but main.c and benchtool.c is the
+# runner library they all link.
+BENCH_SRCS := $(shell grep -l '^BENCH_REGISTER' bench/*.c)
+BENCH_NAMES := $(basename $(notdir $(BENCH_SRCS)))
 BENCH_BINS := $(addprefix $(BENCH_DIR)/,$(BENCH_NAMES))
 BENCH_TOOLS := $(BENCH_DIR)/benchtool
-BENCH_LIB_SRC := bench/runner.c bench/backing.c bench/counters.c \
-		 bench/stats.c bench/tlbmodel.c
+BENCH_LIB_SRC := $(filter-out $(BENCH_SRCS) bench/main.c bench/benchtool.c,\
+		   $(wildcard bench/*.c))
 BENCH_HDRS := $(wildcard bench/*.h)
 
 $(BENCH_DIR):
 	mkdir -p $@
 
-$(BENCH_BINS): $(BENCH_DIR)/%: bench/%.c $(BENCH_LIB_SRC) $(BENCH_HDRS) \
-		bench/bench.mk | $(BENCH_DIR)
-	$(BENCH_CC) $(BENCH_CFLAGS) -o $@ $< $(BENCH_LIB_SRC) -lm
-
-$(BENCH_TOOLS): bench/benchtool.c bench/stats.c bench/tlbmodel.c \
+$(BENCH_BINS): $(BENCH_DIR)/%: bench/%.c bench/main.c $(BENCH_LIB_SRC) \
 		$(BENCH_HDRS) bench/bench.mk | $(BENCH_DIR)
-	$(BENCH_CC) $(BENCH_CFLAGS) -o $@ $< bench/stats.c bench/tlbmodel.c -lm
+	$(BENCH_CC) $(BENCH_CFLAGS) -o $@ bench/main.c $< $(BENCH_LIB_SRC) -lm
+
+# every benchmark, so that `benchtool contract` lists them all
+$(BENCH_TOOLS): bench/benchtool.c $(BENCH_SRCS) $(BENCH_LIB_SRC) \
+		$(BENCH_HDRS) bench/bench.mk | $(BENCH_DIR)
+	$(BENCH_CC) $(BENCH_CFLAGS) -o $@ $< $(BENCH_SRCS) $(BENCH_LIB_SRC) -lm
 
 .PHONY: bench-bins bench-guest bench-native test-bench
 bench-bins: $(BENCH_BINS) $(BENCH_TOOLS)

@@ -1,62 +1,183 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * benchtool.c - exposes the runner's statistics and the TLB model to the
- * unit tests in tests/bench/ (not a benchmark; not copied to the guest).
+ * benchtool.c - exposes the benchmarks' tables, the runner's statistics
+ * and layout, and the TLB model to bench/run.py and the unit tests in
+ * tests/bench/ (not a benchmark; not copied to the guest).  It links every
+ * benchmark, so `contract` lists them all.
  *
+ *   benchtool contract          the benchmarks and backings as JSON
  *   benchtool stats V...        prints "median min max mean cv n"
  *   benchtool tlb SPEC|PRESET   reads "ADDR PAGE_KB" lines (ADDR in hex)
  *                               and prints "accesses N l1_misses N walks N"
  *   benchtool presets           prints "name<TAB>spec<TAB>source" lines
+ *   benchtool layout PAGES [SEED]   the byte offset of each page-hop
+ *                               element (chase --hop page, stream stride)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "runner.h"
 #include "stats.h"
 #include "tlbmodel.h"
 
+static void print_opts(const struct bench_opt *t)
+{
+	char esc[2][400];
+	const char *sep = "";
+
+	printf("[");
+	for (; t && t->name; t++) {
+		json_str(esc[0], sizeof(esc[0]), t->arg ? t->arg : "");
+		json_str(esc[1], sizeof(esc[1]), t->help);
+		printf("%s{\"name\": \"%s\", \"arg\": %s, \"help\": %s}", sep,
+		       t->name, t->arg ? esc[0] : "null", esc[1]);
+		sep = ", ";
+	}
+	printf("]");
+}
+
+static void print_bench(const struct bench *b)
+{
+	char esc[300];
+
+	json_str(esc, sizeof(esc), b->desc);
+	printf("{\"name\": \"%s\", \"desc\": %s, \"binary\": \"%s\", "
+	       "\"columns\": ", b->name, esc, b->name);
+	json_list(stdout, b->columns);
+	printf(", \"key\": ");
+	json_list(stdout, b->key);
+	printf(", \"metric\": \"%s\", \"lower_is_better\": %s, \"options\": ",
+	       b->metric, b->lower_is_better ? "true" : "false");
+	print_opts(b->opts);
+	printf("}");
+}
+
+/* the tables of runner.h and backing.h, in the schema bench/contract.py reads */
+static int cmd_contract(int argc, char **argv)
+{
+	char esc[300];
+	int i;
+
+	(void)argc;
+	(void)argv;
+	printf("{\"benches\": [");
+	for (i = 0; i < bench_count(); i++) {
+		printf(i ? ",\n  " : "\n  ");
+		print_bench(bench_at(i));
+	}
+	printf("],\n \"runner_options\": ");
+	print_opts(runner_opts);
+	printf(",\n \"backings\": [");
+	for (i = 0; i < nbackings; i++) {
+		const struct backing *b = &backings[i];
+
+		json_str(esc, sizeof(esc), b->desc);
+		printf("%s{\"name\": \"%s\", \"page_kb\": %lu, \"colour\": "
+		       "\"%s\", \"desc\": %s, \"pool_kb\": %lu}",
+		       i ? ",\n  " : "\n  ", b->name, b->page_kb, b->colour,
+		       esc, b->pool_kb);
+	}
+	printf("]}\n");
+	return 0;
+}
+
+static int cmd_stats(int argc, char **argv)
+{
+	int i, n = argc - 2;
+	double *v;
+	struct stats s;
+
+	if (n < 1)
+		return -1;
+	v = malloc(n * sizeof(*v));
+	for (i = 0; i < n; i++)
+		v[i] = strtod(argv[i + 2], NULL);
+	stats_compute(v, n, &s);
+	printf("%.9g %.9g %.9g %.9g %.9g %d\n", s.median, s.min, s.max,
+	       s.mean, s.cv, s.n);
+	free(v);
+	return 0;
+}
+
+static int cmd_tlb(int argc, char **argv)
+{
+	struct tlb_model m;
+	unsigned long long a;
+	unsigned long kb;
+
+	if (argc != 3)
+		return -1;
+	if (tlb_init(&m, argv[2])) {
+		fprintf(stderr, "benchtool: bad TLB spec '%s'\n", argv[2]);
+		return 1;
+	}
+	while (scanf("%llx %lu", &a, &kb) == 2)
+		tlb_access(&m, a, kb);
+	printf("accesses %llu l1_misses %llu walks %llu\n",
+	       (unsigned long long)m.accesses,
+	       (unsigned long long)m.l1_misses,
+	       (unsigned long long)m.walks);
+	tlb_free(&m);
+	return 0;
+}
+
+static int cmd_presets(int argc, char **argv)
+{
+	int i;
+
+	(void)argv;
+	if (argc != 2)
+		return -1;
+	for (i = 0; tlb_presets[i].name; i++)
+		printf("%s\t%s\t%s\n", tlb_presets[i].name,
+		       tlb_presets[i].spec, tlb_presets[i].source);
+	return 0;
+}
+
+static int cmd_layout(int argc, char **argv)
+{
+	unsigned long long pages, seed = 1, i;
+	uint64_t key;
+
+	if (argc < 3 || argc > 4)
+		return -1;
+	pages = strtoull(argv[2], NULL, 0);
+	if (argc == 4)
+		seed = strtoull(argv[3], NULL, 0);
+	key = page_line_key(seed);
+	for (i = 0; i < pages; i++)
+		printf("%llu\n", i * PAGE + (unsigned long long)page_line(i, key));
+	return 0;
+}
+
+static const struct {
+	const char *name, *usage;
+	int (*fn)(int argc, char **argv);
+} cmds[] = {
+	{ "contract", "contract", cmd_contract },
+	{ "stats", "stats V...", cmd_stats },
+	{ "tlb", "tlb SPEC < trace", cmd_tlb },
+	{ "presets", "presets", cmd_presets },
+	{ "layout", "layout PAGES [SEED]", cmd_layout },
+};
+
 int main(int argc, char **argv)
 {
-	if (argc >= 3 && !strcmp(argv[1], "stats")) {
-		int i, n = argc - 2;
-		double *v = malloc(n * sizeof(*v));
-		struct stats s;
+	size_t i;
+	int rc;
 
-		for (i = 0; i < n; i++)
-			v[i] = strtod(argv[i + 2], NULL);
-		stats_compute(v, n, &s);
-		printf("%.9g %.9g %.9g %.9g %.9g %d\n", s.median, s.min, s.max,
-		       s.mean, s.cv, s.n);
-		free(v);
-		return 0;
+	for (i = 0; argc >= 2 && i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[1], cmds[i].name))
+			continue;
+		rc = cmds[i].fn(argc, argv);
+		if (rc >= 0)
+			return rc;
+		fprintf(stderr, "usage: benchtool %s\n", cmds[i].usage);
+		return 64;
 	}
-	if (argc == 3 && !strcmp(argv[1], "tlb")) {
-		struct tlb_model m;
-		unsigned long long a;
-		unsigned long kb;
-
-		if (tlb_init(&m, argv[2])) {
-			fprintf(stderr, "benchtool: bad TLB spec '%s'\n", argv[2]);
-			return 1;
-		}
-		while (scanf("%llx %lu", &a, &kb) == 2)
-			tlb_access(&m, a, kb);
-		printf("accesses %llu l1_misses %llu walks %llu\n",
-		       (unsigned long long)m.accesses,
-		       (unsigned long long)m.l1_misses,
-		       (unsigned long long)m.walks);
-		tlb_free(&m);
-		return 0;
-	}
-	if (argc == 2 && !strcmp(argv[1], "presets")) {
-		int i;
-
-		for (i = 0; tlb_presets[i].name; i++)
-			printf("%s\t%s\t%s\n", tlb_presets[i].name,
-			       tlb_presets[i].spec, tlb_presets[i].source);
-		return 0;
-	}
-	fprintf(stderr, "usage: benchtool stats V... | tlb SPEC < trace | "
-		"presets\n");
+	fprintf(stderr, "usage: benchtool COMMAND, one of:\n");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(stderr, "  benchtool %s\n", cmds[i].usage);
 	return 64;
 }

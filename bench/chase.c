@@ -6,17 +6,17 @@
  * (Sattolo's algorithm, seeded), so every load depends on the one before
  * and neither prefetcher nor out-of-order core can overlap them.  One
  * element per 64-byte line (--hop line) or one per 4 KB page (--hop page;
- * the element sits at a different line of each page so the pages do not
- * all share one cache set): the page hop makes every access a new base
- * page, which isolates the TLB.  The loop is unrolled 16 times and its end
+ * at the line page_line() picks for that page, runner.h): the page hop
+ * makes every access a new base page, which isolates the TLB.  The cycle
+ * is shuffled in place in the mapping, so the chase needs no memory
+ * besides its working set.  The loop is unrolled 16 times and its end
  * pointer is stored to a volatile sink so the compiler keeps it.
  *
- * The same permutation is replayed through the TLB model (tlbmodel.c)
- * with the page size the kernel gave (smaps): model_cap accesses warm the
- * model, the next model_cap are counted.  Addresses are the chase's
- * offsets from a canonical 1 GB-aligned base, so backings with equal page
- * sizes model alike and the result is computed once per (page size, size,
- * hop).
+ * The same cycle is replayed through the TLB model (tlbmodel.c) with the
+ * page size the kernel gave (smaps): model_cap accesses warm the model,
+ * the next model_cap are counted.  Addresses are the chase's offsets from
+ * a canonical 1 GB-aligned base, so backings with equal page sizes model
+ * alike and the result is computed once per (page size, size, hop).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -26,47 +26,68 @@
 #include "runner.h"
 #include "tlbmodel.h"
 
-#define LINE 64
-#define PAGE 4096
 #define UNROLL 16
 #define MODEL_BASE (1ULL << 40)
 
+enum hop_mode { HOP_LINE = 1, HOP_PAGE = 2 };	/* bits of hop_mask */
+
+static const char *const hop_names[] = { "line", "page", "both", NULL };
+static int hop_choice;				/* index into hop_names */
+static uint64_t hops = 1 << 20;
+static const char *model = "skylake";
+static uint64_t model_cap = 1 << 16;
+
+static const struct bench_opt chase_opts[] = {
+	{ .name = "hop", .arg = "line|page|both", .kind = OPT_CHOICE,
+	  .help = "one hop per cache line, per 4 KB page, or both (line)",
+	  .dst = &hop_choice, .choices = hop_names },
+	{ .name = "hops", .arg = "N", .help = "hops per repetition (1M)",
+	  .kind = OPT_COUNT, .dst = &hops, .min = UNROLL },
+	{ .name = "model", .arg = "NAME", .kind = OPT_STR, .dst = &model,
+	  .help = "TLB model preset or spec (skylake; bench/tlbmodel.h)" },
+	{ .name = "model-cap", .arg = "N", .kind = OPT_COUNT,
+	  .help = "model accesses counted, after as many warm (65536)",
+	  .dst = &model_cap, .min = 1 },
+	{ 0 },
+};
+
 void *volatile chase_sink;
 
-static uint64_t splitmix64(uint64_t *s)
+/* the element's byte offset from the start of the working set */
+static size_t elem_off(size_t i, int hop, uint64_t key)
 {
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return hop == HOP_PAGE ? i * PAGE + page_line(i, key) : i * LINE;
 }
 
-/* a random cyclic order of 0..n-1 (Sattolo); the same for equal seed, n */
-static uint32_t *make_order(size_t n, uint64_t seed)
+/*
+ * Writes one random cycle through the n elements at base.  Sattolo's
+ * shuffle of the identity gives a permutation a[] that is a single cycle,
+ * and element i then points at element a[i]; a[] lives in the elements
+ * themselves, as indices, until the last pass turns them into addresses.
+ * The same for equal seed and n, whatever the backing.
+ */
+static void build_cycle(char *base, size_t n, int hop, uint64_t seed)
 {
-	uint32_t *a = malloc(n * sizeof(*a));
-	uint64_t s = seed * 0x100000001b3ULL + n;
+	uint64_t s = seed * 0x100000001b3ULL + n, key = page_line_key(seed);
 	size_t i;
 
-	if (!a)
-		return NULL;
 	for (i = 0; i < n; i++)
-		a[i] = i;
+		*(uintptr_t *)(base + elem_off(i, hop, key)) = i;
 	for (i = n - 1; i > 0; i--) {
-		size_t j = splitmix64(&s) % i;	/* j < i: one single cycle */
-		uint32_t t = a[i];
+		/* j < i: one single cycle */
+		size_t j = mix64(s += 0x9e3779b97f4a7c15ULL) % i;
+		uintptr_t *x = (uintptr_t *)(base + elem_off(i, hop, key));
+		uintptr_t *y = (uintptr_t *)(base + elem_off(j, hop, key));
+		uintptr_t t = *x;
 
-		a[i] = a[j];
-		a[j] = t;
+		*x = *y;
+		*y = t;
 	}
-	return a;
-}
+	for (i = 0; i < n; i++) {
+		void **e = (void **)(base + elem_off(i, hop, key));
 
-static size_t elem_off(size_t i, int hop)
-{
-	return hop == HOP_PAGE ? i * PAGE + (i % (PAGE / LINE)) * LINE :
-				 i * LINE;
+		*e = base + elem_off(*(uintptr_t *)e, hop, key);
+	}
 }
 
 static __attribute__((noinline)) void **chase(void **p, uint64_t blocks)
@@ -80,10 +101,6 @@ static __attribute__((noinline)) void **chase(void **p, uint64_t blocks)
 	return p;
 }
 
-struct order_cache {
-	uint32_t *order[2][MAX_SIZES];	/* [hop - 1][size index] */
-};
-
 struct model_memo {
 	unsigned long page_kb;
 	size_t wss;
@@ -94,13 +111,18 @@ struct model_memo {
 
 static struct model_memo *memo;
 
-static int model_run(const struct bench_opts *o, const uint32_t *order,
-		     size_t n, int hop, unsigned long page_kb, size_t wss,
-		     double *l1, double *walks)
+/*
+ * The model's L1 misses and walks per 1000 accesses, replaying the cycle
+ * as it lies in memory from start; memoised per (page size, size, hop).
+ */
+static int model_run(const char *base, void **start, int hop,
+		     unsigned long page_kb, size_t wss, double *l1,
+		     double *walks)
 {
 	struct model_memo *e;
 	struct tlb_model m;
-	uint64_t k, pos = 0;
+	void **p = start;
+	uint64_t k;
 	int pass;
 
 	for (e = memo; e; e = e->next)
@@ -109,20 +131,12 @@ static int model_run(const struct bench_opts *o, const uint32_t *order,
 			*walks = e->walks;
 			return 0;
 		}
-	if (tlb_init(&m, o->model))
+	if (tlb_init(&m, model))
 		return -1;
-	/*
-	 * order[] lists the cycle: element order[k] is followed by
-	 * order[k + 1], so walking k replays the chase's own stream.
-	 */
 	for (pass = 0; pass < 2; pass++) {
 		tlb_reset_counts(&m);
-		for (k = 0; k < o->model_cap; k++) {
-			tlb_access(&m, MODEL_BASE + elem_off(order[pos], hop),
-				   page_kb);
-			if (++pos == n)
-				pos = 0;
-		}
+		for (k = 0; k < model_cap; k++, p = *p)
+			tlb_access(&m, MODEL_BASE + ((char *)p - base), page_kb);
 	}
 	*l1 = 1000.0 * m.l1_misses / m.accesses;
 	*walks = 1000.0 * m.walks / m.accesses;
@@ -135,155 +149,154 @@ static int model_run(const struct bench_opts *o, const uint32_t *order,
 	return 0;
 }
 
+/* what the repetitions measured, per access, and which counters counted */
+struct samples {
+	double *ns, *cyc, *l1, *wk;
+	int ok[EV_NR];
+};
+
 static double per_1k(const struct counter_values *v, int ev, uint64_t n)
 {
 	return 1000.0 * v->v[ev] / n;
 }
 
-static void measure(const struct bench_opts *o, struct counters *c,
-		    const struct mapping *m, unsigned long page_kb,
-		    struct order_cache *oc, int hop, int si)
+/* warmup, then the timed repetitions; returns where the chase stopped */
+static void **time_reps(const struct bench_ctx *x, void **p, uint64_t blocks,
+			struct samples *s)
 {
-	size_t wss = o->sizes[si], stride = hop == HOP_PAGE ? PAGE : LINE;
-	size_t n = wss / stride, k;
-	uint64_t blocks = (o->hops + UNROLL - 1) / UNROLL, hops = blocks * UNROLL;
-	double *ns = calloc(o->reps, sizeof(double));
-	double *cyc = calloc(o->reps, sizeof(double));
-	double *dl = calloc(o->reps, sizeof(double));
-	double *wk = calloc(o->reps, sizeof(double));
-	int ok[EV_NR], r, i;
-	uint32_t *order;
-	char *base = m->addr;
-	void **p;
-	struct stats st, sc, sdl, swk;
-	double ml1 = 0, mwk = 0;
-	int model_ok;
-	char b[5][32];
+	uint64_t n = blocks * UNROLL;
+	int r, i;
 
-	if (n < 2)
-		goto out;
-	order = oc->order[hop - 1][si];
-	if (!order)
-		order = oc->order[hop - 1][si] = make_order(n, o->seed);
-	if (!order || !ns || !cyc || !dl || !wk) {
-		emit_error("out of memory for %zu elements", n);
-		goto out;
-	}
-	for (k = 0; k < n; k++)
-		*(void **)(base + elem_off(order[k], hop)) =
-			base + elem_off(order[k + 1 == n ? 0 : k + 1], hop);
-
-	p = (void **)(base + elem_off(order[0], hop));
-	for (r = 0; r < o->warmup; r++)
+	for (r = 0; r < x->o->warmup; r++)
 		p = chase(p, blocks);
 	for (i = 0; i < EV_NR; i++)
-		ok[i] = 1;
-	for (r = 0; r < o->reps; r++) {
+		s->ok[i] = 1;
+	for (r = 0; r < x->o->reps; r++) {
 		struct counter_values v;
 		double t0, t1;
 
-		counters_start(c);
+		counters_start(x->c);
 		t0 = now_ns();
 		p = chase(p, blocks);
 		t1 = now_ns();
-		counters_stop(c, &v);
+		counters_stop(x->c, &v);
 		check_duration(t1 - t0);
-		ns[r] = (t1 - t0) / hops;
-		cyc[r] = (double)v.v[EV_CYCLES] / hops;
-		dl[r] = per_1k(&v, EV_L1_DTLB_MISS, hops);
-		wk[r] = per_1k(&v, EV_WALK, hops);
+		s->ns[r] = (t1 - t0) / n;
+		s->cyc[r] = (double)v.v[EV_CYCLES] / n;
+		s->l1[r] = per_1k(&v, EV_L1_DTLB_MISS, n);
+		s->wk[r] = per_1k(&v, EV_WALK, n);
 		for (i = 0; i < EV_NR; i++)
-			ok[i] &= v.ok[i];
+			s->ok[i] &= v.ok[i];
 	}
-	chase_sink = p;
-	stats_compute(ns, o->reps, &st);
-	stats_compute(cyc, o->reps, &sc);
-	stats_compute(dl, o->reps, &sdl);
-	stats_compute(wk, o->reps, &swk);
-	model_ok = !model_run(o, order, n, hop, page_kb, wss, &ml1, &mwk);
-	if (!model_ok)
-		emit_error("bad TLB model spec '%s'", o->model);
-
-	/* backing,page_kb,wss_bytes,ns_per_access,ns_min,ns_max,
-	 * l1_dtlb_misses_per_1k,walks_per_1k,model_l1_misses_per_1k,
-	 * model_walks_per_1k,hop,cv,reps,hops,cycles_per_access,
-	 * model_preset */
-	emit_row("%s,%lu,%zu,%.3f,%.3f,%.3f,%s,%s,%s,%s,%s,%.4f,%d,%llu,%s,%s",
-		 m->b->name, page_kb, wss, st.median, st.min, st.max,
-		 fmt_opt(b[0], 32, ok[EV_L1_DTLB_MISS], sdl.median),
-		 fmt_opt(b[1], 32, ok[EV_WALK], swk.median),
-		 model_ok ? (snprintf(b[2], 32, "%.3f", ml1), b[2]) : "",
-		 model_ok ? (snprintf(b[3], 32, "%.3f", mwk), b[3]) : "",
-		 hop == HOP_PAGE ? "page" : "line", st.cv, o->reps,
-		 (unsigned long long)hops,
-		 fmt_opt(b[4], 32, ok[EV_CYCLES], sc.median),
-		 tlb_spec(o->model) == o->model ? "custom" : o->model);
-	progress("%-14s %-4s %10zu B (%d/%d): %8.2f ns/access  cv %.3f  "
-		 "model walks/1k %.1f", m->b->name,
-		 hop == HOP_PAGE ? "page" : "line", wss, si + 1, o->nsizes,
-		 st.median, st.cv, mwk);
-out:
-	free(ns);
-	free(cyc);
-	free(dl);
-	free(wk);
+	return p;
 }
 
-static int run(const struct bench_opts *o, struct counters *c)
+static void emit(const struct bench_ctx *x, int hop, uint64_t n,
+		 struct samples *s, int model_ok, double ml1, double mwk)
 {
-	static struct order_cache oc;
-	char why[512];
-	int i, si, hop, rc = 0, done = 0, total = 0;
+	struct stats st, sc, sl, sw;
+	int reps = x->o->reps;
+	char b[5][32];
 
-	for (i = 0; i < nbackings; i++)
-		total += backing_selected(o, &backings[i]);
-	for (i = 0; i < nbackings; i++) {
-		const struct backing *b = &backings[i];
-		struct mapping m;
-		unsigned long kb;
+	stats_compute(s->ns, reps, &st);
+	stats_compute(s->cyc, reps, &sc);
+	stats_compute(s->l1, reps, &sl);
+	stats_compute(s->wk, reps, &sw);
+	/* the columns of chase_bench, in order */
+	emit_row("%s,%lu,%zu,%.3f,%.3f,%.3f,%s,%s,%s,%s,%s,%.4f,%d,%llu,%s,%s",
+		 x->b->name, x->page_kb, x->o->sizes[x->si], st.median, st.min,
+		 st.max, fmt_opt(b[0], 32, s->ok[EV_L1_DTLB_MISS], sl.median),
+		 fmt_opt(b[1], 32, s->ok[EV_WALK], sw.median),
+		 fmt_opt(b[2], 32, model_ok, ml1),
+		 fmt_opt(b[3], 32, model_ok, mwk),
+		 hop_names[hop - 1], st.cv, reps, (unsigned long long)n,
+		 fmt_opt(b[4], 32, s->ok[EV_CYCLES], sc.median),
+		 tlb_spec(model) == model ? "custom" : model);
+	progress("%-14s %-4s %10zu B (%d/%d): %8.2f ns/access  cv %.3f  "
+		 "model walks/1k %.1f", x->b->name, hop_names[hop - 1],
+		 x->o->sizes[x->si], x->si + 1, x->o->nsizes, st.median, st.cv,
+		 mwk);
+}
 
-		if (!backing_selected(o, b))
-			continue;
-		done++;
-		if (backing_available(b, why, sizeof(why))) {
-			progress("skip %s: %s", b->name, why);
-			emit_backing_meta(b, "skipped", why, 0);
-			continue;
-		}
-		progress("backing %s (%d/%d)", b->name, done, total);
-		if (backing_map(b, max_size(o), 0, &m, why, sizeof(why))) {
-			emit_error("%s", why);
-			emit_backing_meta(b, "failed", why, 0);
-			rc = 2;
-			continue;
-		}
-		/* fault the working sets in (a 1 GB page is cleared whole) */
-		memset(m.addr, 0, max_size(o));
-		if (backing_verify(&m, &kb, why, sizeof(why))) {
-			emit_error("%s", why);
-			emit_backing_meta(b, "failed", why, 0);
-			backing_unmap(&m);
-			rc = 2;
-			continue;
-		}
-		for (hop = HOP_LINE; hop <= HOP_PAGE; hop++) {
-			if (!(o->hop & hop))
-				continue;
-			for (si = 0; si < o->nsizes; si++)
-				measure(o, c, &m, kb, &oc, hop, si);
-		}
-		backing_unmap(&m);
-		emit_backing_meta(b, "measured", "", kb);
+static int measure_hop(const struct bench_ctx *x, int hop)
+{
+	size_t wss = x->o->sizes[x->si], n = wss / (hop == HOP_PAGE ? PAGE : LINE);
+	uint64_t blocks = (hops + UNROLL - 1) / UNROLL;
+	int reps = x->o->reps, model_ok, rc = -1;
+	struct samples s = {
+		.ns = calloc(reps, sizeof(double)),
+		.cyc = calloc(reps, sizeof(double)),
+		.l1 = calloc(reps, sizeof(double)),
+		.wk = calloc(reps, sizeof(double)),
+	};
+	char *base = x->m->addr;
+	void **start = (void **)(base + elem_off(0, hop, page_line_key(x->o->seed)));
+	double ml1 = 0, mwk = 0;
+
+	if (n < 2) {
+		rc = 0;
+		goto out;
 	}
+	if (!s.ns || !s.cyc || !s.l1 || !s.wk) {
+		emit_error("out of memory for %d repetitions", reps);
+		goto out;
+	}
+	build_cycle(base, n, hop, x->o->seed);
+	chase_sink = time_reps(x, start, blocks, &s);
+	model_ok = !model_run(base, start, hop, x->page_kb, wss, &ml1, &mwk);
+	if (!model_ok)
+		emit_error("TLB model: out of memory");
+	emit(x, hop, blocks * UNROLL, &s, model_ok, ml1, mwk);
+	rc = 0;
+out:
+	free(s.ns);
+	free(s.cyc);
+	free(s.l1);
+	free(s.wk);
 	return rc;
 }
 
-const struct bench this_bench = {
+static int measure(const struct bench_ctx *x)
+{
+	int hop;
+
+	for (hop = HOP_LINE; hop <= HOP_PAGE; hop++)
+		if (((hop_choice + 1) & hop) && measure_hop(x, hop))
+			return -1;
+	return 0;
+}
+
+static int check(char *why, size_t n)
+{
+	struct tlb_model m;
+	int i, l;
+
+	if (!tlb_init(&m, model)) {
+		tlb_free(&m);
+		return 0;
+	}
+	l = snprintf(why, n, "--model: '%s' is neither a preset (", model);
+	for (i = 0; tlb_presets[i].name && l < (int)n; i++)
+		l += snprintf(why + l, n - l, "%s%s", i ? ", " : "",
+			      tlb_presets[i].name);
+	if (l < (int)n)
+		snprintf(why + l, n - l, ") nor a valid spec (see "
+			 "bench/tlbmodel.h)");
+	return -1;
+}
+
+static const struct bench chase_bench = {
 	.name = "chase",
 	.desc = "dependent random pointer chase, ns per access",
-	.csv_header = "backing,page_kb,wss_bytes,ns_per_access,ns_min,ns_max,"
-		      "l1_dtlb_misses_per_1k,walks_per_1k,"
-		      "model_l1_misses_per_1k,model_walks_per_1k,hop,cv,reps,"
-		      "hops,cycles_per_access,model_preset",
-	.run = run,
+	.columns = "backing,page_kb,wss_bytes,ns_per_access,ns_min,ns_max,"
+		   "l1_dtlb_misses_per_1k,walks_per_1k,"
+		   "model_l1_misses_per_1k,model_walks_per_1k,hop,cv,reps,"
+		   "hops,cycles_per_access,model_preset",
+	.key = "backing,hop,wss_bytes",
+	.metric = "ns_per_access",
+	.lower_is_better = 1,
+	.opts = chase_opts,
+	.check = check,
+	.measure = measure,
 };
+BENCH_REGISTER(chase_bench);

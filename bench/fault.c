@@ -2,16 +2,29 @@
 /*
  * fault.c - the cost of first touch, and of setting a mapping up.
  *
- * Modes, each timed from before mmap to after munmap:
- *   demand    map, write one byte to every 4 KB base page, unmap
- *   populate  map prefaulted (MAP_POPULATE, or MADV_POPULATE_WRITE where
- *             the advice must come first or there is no mmap: devzero,
- *             thp, shm; column populate_via says which), touch, unmap
- *   setup     map and unmap, no touch: the setup cost of the backing
- * Faults come from the software page-faults counter over the same region
- * (getrusage minor faults where perf_event_open is unavailable).  Sizes
- * round up to whole pages of the backing.  Before timing, one mapping is
- * touched and its page size checked against smaps.
+ * Every repetition makes a new mapping of the working-set size in the four
+ * steps of backing.h.  The backing's prepare step (opening /dev/zero or
+ * /dev/hugetlb, finding the hugetlbfs mount and creating, unlinking and
+ * sizing a file there, memfd_create and ftruncate, shmget) is never
+ * timed.  The modes time:
+ *   demand    attach, write one byte to every 4 KB base page, detach,
+ *             release (closing a hugetlbfs file or memfd is where its
+ *             pages are freed; shm's are freed at shmdt)
+ *   populate  the same with the mapping prefaulted at attach: MAP_POPULATE,
+ *             or MADV_POPULATE_WRITE where advice must come first or there
+ *             is no mmap (devzero, thp, shm; column populate_via)
+ *   setup     attach and detach only, no touch: mmap + munmap (shm:
+ *             shmat + IPC_RMID + shmdt; its huge-page reservation is made
+ *             by shmget, untimed, and dropped by shmdt, timed).  Reported
+ *             per call, as it does not grow with the size.
+ * attach includes the advice a backing needs (devzero MADV_NOHUGEPAGE;
+ * thp over-maps, trims to 2 MB alignment and MADV_HUGEPAGE).
+ *
+ * Faults are the process's minor + major fault counts (getrusage), read
+ * right outside the two clock readings.  They count faults taken on
+ * access and the ones populate takes on the process's behalf (which
+ * perf's page-faults event does not count); a hugetlb or THP page is one
+ * fault.  Sizes round up to whole pages of the backing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,17 +33,15 @@
 
 #include "runner.h"
 
-#define PAGE 4096
-
 enum mode { M_DEMAND, M_POPULATE, M_SETUP, M_NR };
 static const char *const mname[M_NR] = { "demand", "populate", "setup" };
 
-static long minflt(void)
+static long faults(void)
 {
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_minflt;
+	return ru.ru_minflt + ru.ru_majflt;
 }
 
 static void touch(char *p, size_t len)
@@ -41,119 +52,105 @@ static void touch(char *p, size_t len)
 		((volatile char *)p)[i] = 1;
 }
 
-static int measure(const struct bench_opts *o, struct counters *c,
-		   const struct backing *b, unsigned long kb, size_t size)
+/* one timed call of mode md: *ns and *nf its time and faults; 0 or -1 */
+static int one_call(const struct backing *b, size_t size, int md,
+		    size_t *len, double *ns, long *nf)
 {
-	double *us = calloc(o->reps, sizeof(double));
-	double *fl = calloc(o->reps, sizeof(double));
-	struct stats st, sf;
+	struct mapping m;
 	char why[512];
-	int md, r;
+	double t0, t1;
+	long f0, f1;
 
-	if (!us || !fl) {
-		emit_error("out of memory");
+	if (backing_prepare(b, size, &m, why, sizeof(why))) {
+		emit_error("%s", why);
 		return -1;
 	}
-	for (md = 0; md < M_NR; md++) {
-		double mb = 0;
-
-		for (r = -o->warmup; r < o->reps; r++) {
-			struct counter_values v;
-			struct mapping m;
-			double t0, t1;
-			long f0;
-
-			f0 = minflt();
-			counters_start(c);
-			t0 = now_ns();
-			if (backing_map(b, size, md == M_POPULATE ?
-					MAP_F_POPULATE : 0, &m, why,
-					sizeof(why))) {
-				counters_stop(c, &v);
-				emit_error("%s", why);
-				free(us);
-				free(fl);
-				return -1;
-			}
-			if (md != M_SETUP)
-				touch(m.addr, m.len);
-			backing_unmap(&m);
-			t1 = now_ns();
-			counters_stop(c, &v);
-			if (r < 0)
-				continue;
-			check_duration(t1 - t0);
-			mb = m.len / 1048576.0;
-			us[r] = (t1 - t0) / 1e3 / mb;
-			fl[r] = (v.ok[EV_PAGE_FAULTS] ? (double)v.v[EV_PAGE_FAULTS] :
-				 (double)(minflt() - f0)) / mb;
-		}
-		stats_compute(us, o->reps, &st);
-		stats_compute(fl, o->reps, &sf);
-		/* backing,page_kb,mode,us_per_mb,faults_per_mb,size_bytes,
-		 * us_min_per_mb,us_max_per_mb,cv,reps,us_per_fault,
-		 * populate_via */
-		emit_row("%s,%lu,%s,%.3f,%.3f,%zu,%.3f,%.3f,%.4f,%d,%.3f,%s",
-			 b->name, kb, mname[md], st.median, sf.median,
-			 (size_t)(mb * 1048576), st.min, st.max, st.cv, o->reps,
-			 sf.median > 0 ? st.median / sf.median : 0,
-			 md == M_POPULATE ? backing_populate_via(b) : "");
-		progress("%-14s %-8s %8.0f MB: %10.1f us/MB  %8.1f faults/MB",
-			 b->name, mname[md], mb, st.median, sf.median);
+	f0 = faults();
+	t0 = now_ns();
+	if (backing_attach(&m, md == M_POPULATE ? MAP_F_POPULATE : 0, why,
+			   sizeof(why))) {
+		backing_release(&m);
+		emit_error("%s", why);
+		return -1;
 	}
-	free(us);
-	free(fl);
+	if (md != M_SETUP)
+		touch(m.addr, m.len);
+	backing_detach(&m);
+	if (md != M_SETUP)
+		backing_release(&m);
+	t1 = now_ns();
+	f1 = faults();
+	backing_release(&m);
+	check_duration(t1 - t0);
+	*len = m.len;
+	*ns = t1 - t0;
+	*nf = f1 - f0;
 	return 0;
 }
 
-static int run(const struct bench_opts *o, struct counters *c)
+static void emit(const struct bench_ctx *x, int md, size_t len, double *us,
+		 double *fl)
 {
-	char why[512];
-	int i, si, rc = 0;
+	struct stats st, sf;
+	double mb = len / 1048576.0;
+	int setup = md == M_SETUP;
+	char b[4][32];
 
-	for (i = 0; i < nbackings; i++) {
-		const struct backing *b = &backings[i];
-		struct mapping m;
-		unsigned long kb;
-		int bad = 0;
+	stats_compute(us, x->o->reps, &st);
+	stats_compute(fl, x->o->reps, &sf);
+	/* the columns of fault_bench, in order */
+	emit_row("%s,%lu,%s,%s,%.3f,%zu,%s,%s,%.4f,%d,%s,%s,%.3f",
+		 x->b->name, x->page_kb, mname[md],
+		 fmt_opt(b[0], 32, !setup, st.median / mb), sf.median / mb, len,
+		 fmt_opt(b[1], 32, !setup, st.min / mb),
+		 fmt_opt(b[2], 32, !setup, st.max / mb), st.cv, x->o->reps,
+		 fmt_opt(b[3], 32, sf.median > 0, st.median / sf.median),
+		 md == M_POPULATE ? x->b->ops->populate_via : "", st.median);
+	progress("%-14s %-8s %8.1f MB: %10.1f us/call  %8.1f faults/MB",
+		 x->b->name, mname[md], mb, st.median, sf.median / mb);
+}
 
-		if (!backing_selected(o, b))
-			continue;
-		if (backing_available(b, why, sizeof(why))) {
-			progress("skip %s: %s", b->name, why);
-			emit_backing_meta(b, "skipped", why, 0);
-			continue;
-		}
-		if (backing_map(b, max_size(o), 0, &m, why, sizeof(why))) {
-			emit_error("%s", why);
-			emit_backing_meta(b, "failed", why, 0);
-			rc = 2;
-			continue;
-		}
-		touch(m.addr, m.len);
-		bad = backing_verify(&m, &kb, why, sizeof(why));
-		backing_unmap(&m);
-		if (bad) {
-			emit_error("%s", why);
-			emit_backing_meta(b, "failed", why, 0);
-			rc = 2;
-			continue;
-		}
-		for (si = 0; si < o->nsizes && !bad; si++)
-			bad = measure(o, c, b, kb, o->sizes[si]);
-		emit_backing_meta(b, bad ? "failed" : "measured",
-				  bad ? "mapping failed during timing" : "", kb);
-		if (bad)
-			rc = 2;
+static int measure(const struct bench_ctx *x)
+{
+	int reps = x->o->reps, md, r, rc = 0;
+	double *us = calloc(reps, sizeof(double));
+	double *fl = calloc(reps, sizeof(double));
+	size_t len = 0;
+
+	if (!us || !fl) {
+		emit_error("out of memory");
+		rc = -1;
 	}
+	for (md = 0; md < M_NR && !rc; md++) {
+		for (r = -x->o->warmup; r < reps && !rc; r++) {
+			double ns;
+			long nf;
+
+			rc = one_call(x->b, x->o->sizes[x->si], md, &len, &ns,
+				      &nf);
+			if (!rc && r >= 0) {
+				us[r] = ns / 1e3;
+				fl[r] = nf;
+			}
+		}
+		if (!rc)
+			emit(x, md, len, us, fl);
+	}
+	free(us);
+	free(fl);
 	return rc;
 }
 
-const struct bench this_bench = {
+static const struct bench fault_bench = {
 	.name = "fault",
-	.desc = "first-touch (demand, populate) and setup cost per MB",
-	.csv_header = "backing,page_kb,mode,us_per_mb,faults_per_mb,size_bytes,"
-		      "us_min_per_mb,us_max_per_mb,cv,reps,us_per_fault,"
-		      "populate_via",
-	.run = run,
+	.desc = "first-touch (demand, populate) cost per MB, setup per call",
+	.columns = "backing,page_kb,mode,us_per_mb,faults_per_mb,size_bytes,"
+		   "us_min_per_mb,us_max_per_mb,cv,reps,us_per_fault,"
+		   "populate_via,us_per_call",
+	.key = "backing,mode,size_bytes",
+	.metric = "us_per_call",
+	.lower_is_better = 1,
+	.maps_own = 1,
+	.measure = measure,
 };
+BENCH_REGISTER(fault_bench);

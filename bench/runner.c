@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * runner.c - the shared runner: options, method (ASLR off, pinning, timer
- * check), metadata and the row protocol.  See runner.h.
+ * check), the loop over backings, metadata and the row protocol.  See
+ * runner.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,9 +18,27 @@
 #include <unistd.h>
 
 #include "runner.h"
-#include "tlbmodel.h"
 
+#define MAX_OPTS 32
+
+/* the registry BENCH_REGISTER() fills; the linker provides the bounds */
+extern const struct bench *const __start_bench_registry[];
+extern const struct bench *const __stop_bench_registry[];
+
+static const struct bench *cur;	/* the benchmark this binary runs */
 static double timer_res_ns, timer_getres_ns;
+
+int bench_count(void)
+{
+	return __stop_bench_registry - __start_bench_registry;
+}
+
+const struct bench *bench_at(int i)
+{
+	return __start_bench_registry[i];
+}
+
+/* -- time ---------------------------------------------------------------- */
 
 double now_ns(void)
 {
@@ -27,11 +46,6 @@ double now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-double timer_resolution_ns(void)
-{
-	return timer_res_ns;
 }
 
 /* the smallest step the clock shows, measured, and what clock_getres says */
@@ -71,11 +85,13 @@ void check_duration(double ns)
 	}
 }
 
+/* -- output --------------------------------------------------------------- */
+
 void progress(const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("# %s: ", this_bench.name);
+	printf("# %s: ", cur->name);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -83,17 +99,11 @@ void progress(const char *fmt, ...)
 	fflush(stdout);
 }
 
-void emit_header(void)
-{
-	printf("@header %s %s\n", this_bench.name, this_bench.csv_header);
-	fflush(stdout);
-}
-
 void emit_row(const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("@row %s ", this_bench.name);
+	printf("@row %s ", cur->name);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -109,9 +119,9 @@ void emit_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	printf("@error %s %s\n", this_bench.name, msg);
+	printf("@error %s %s\n", cur->name, msg);
 	fflush(stdout);
-	fprintf(stderr, "%s: FAILED: %s\n", this_bench.name, msg);
+	fprintf(stderr, "%s: FAILED: %s\n", cur->name, msg);
 }
 
 void json_str(char *dst, size_t n, const char *s)
@@ -137,15 +147,30 @@ void json_str(char *dst, size_t n, const char *s)
 	dst[o] = 0;
 }
 
-void emit_backing_meta(const struct backing *b, const char *status,
-		       const char *reason, unsigned long page_kb)
+void json_list(FILE *f, const char *s)
+{
+	const char *sep = "";
+
+	fputc('[', f);
+	while (*s) {
+		size_t l = strcspn(s, ",");
+
+		fprintf(f, "%s\"%.*s\"", sep, (int)l, s);
+		sep = ", ";
+		s += l + !!s[l];
+	}
+	fputc(']', f);
+}
+
+static void emit_backing_meta(const struct backing *b, const char *status,
+			      const char *reason, unsigned long page_kb)
 {
 	char esc[600];
 
 	json_str(esc, sizeof(esc), reason ? reason : "");
 	printf("@meta backing {\"name\": \"%s\", \"bench\": \"%s\", "
 	       "\"status\": \"%s\", \"reason\": %s, \"page_kb\": %lu, "
-	       "\"promised_kb\": %lu}\n", b->name, this_bench.name, status,
+	       "\"promised_kb\": %lu}\n", b->name, cur->name, status,
 	       esc, page_kb, b->page_kb);
 	fflush(stdout);
 }
@@ -158,40 +183,181 @@ const char *fmt_opt(char *buf, size_t n, int ok, double v)
 	return buf;
 }
 
-int backing_selected(const struct bench_opts *o, const struct backing *b)
-{
-	const char *p = o->backings;
-	size_t l = strlen(b->name);
+/* -- layout ---------------------------------------------------------------- */
 
-	if (!p)
-		return 1;
-	while (p && *p) {
-		if (!strncmp(p, b->name, l) && (p[l] == ',' || !p[l]))
-			return 1;
-		p = strchr(p, ',');
-		if (p)
-			p++;
+uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+uint64_t page_line_key(uint64_t seed)
+{
+	/* a key of its own, so lines do not follow the chase's cycle order */
+	return mix64(seed ^ 0x6c696e6573ULL);
+}
+
+/* -- options --------------------------------------------------------------- */
+
+static struct run_opts opts = { .reps = 5, .warmup = 1, .seed = 1, .cpu = -1 };
+static const char *sizes_arg;
+static size_t sweep_min = 16 << 10, sweep_max = 64 << 20;
+
+const struct bench_opt runner_opts[] = {
+	{ .name = "sizes", .arg = "LIST", .kind = OPT_STR, .dst = &sizes_arg,
+	  .help = "working sets, e.g. 16K,6M,1G (default: a sweep from "
+	  "--min to --max)" },
+	{ .name = "min", .arg = "SIZE", .kind = OPT_SIZE, .dst = &sweep_min,
+	  .help = "lowest size of the sweep (16K)", .min = 4096 },
+	{ .name = "max", .arg = "SIZE", .kind = OPT_SIZE, .dst = &sweep_max,
+	  .help = "highest size of the sweep (64M)", .min = 4096 },
+	{ .name = "reps", .arg = "N", .kind = OPT_INT, .dst = &opts.reps,
+	  .help = "timed repetitions (5); median, min, max, cv reported",
+	  .min = 1 },
+	{ .name = "warmup", .arg = "N", .kind = OPT_INT, .dst = &opts.warmup,
+	  .help = "untimed repetitions first (1)" },
+	{ .name = "seed", .arg = "N", .kind = OPT_COUNT, .dst = &opts.seed,
+	  .help = "seed of every random order and layout (1)" },
+	{ .name = "cpu", .arg = "N", .kind = OPT_INT, .dst = &opts.cpu,
+	  .help = "CPU to pin to (default: the last one allowed)" },
+	{ .name = "backings", .arg = "LIST", .kind = OPT_STR,
+	  .dst = &opts.backings,
+	  .help = "comma list of backings (default: all)" },
+	{ .name = "verbose", .kind = OPT_FLAG, .dst = &opts.verbose,
+	  .help = "more progress (also -v)" },
+	{ 0 },
+};
+
+/* "4096", "64K", "1.5M", "1G" -> *v; 0, or -1 when s is not one */
+static int parse_size(const char *s, unsigned long long *v)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(s, &end);
+	if (end == s || errno || d < 0)
+		return -1;
+	switch (*end) {
+	case 'G': case 'g': d *= 1 << 30; end++; break;
+	case 'M': case 'm': d *= 1 << 20; end++; break;
+	case 'K': case 'k': d *= 1 << 10; end++; break;
 	}
+	if (*end || d >= 18e18)
+		return -1;
+	*v = (unsigned long long)d;
 	return 0;
 }
 
-size_t max_size(const struct bench_opts *o)
-{
-	return o->nsizes ? o->sizes[o->nsizes - 1] : 0;
-}
-
-/* "64K", "6M", "1G", "4096" -> bytes */
-static size_t parse_size(const char *s)
+static int parse_int(const char *s, long long *v)
 {
 	char *end;
-	double v = strtod(s, &end);
 
-	switch (*end) {
-	case 'G': case 'g': v *= 1 << 30; break;
-	case 'M': case 'm': v *= 1 << 20; break;
-	case 'K': case 'k': v *= 1 << 10; break;
+	errno = 0;
+	*v = strtoll(s, &end, 10);
+	return end == s || *end || errno || *v > 1 << 30 ? -1 : 0;
+}
+
+static int set_choice(const struct bench_opt *op, const char *val)
+{
+	int i;
+
+	for (i = 0; op->choices[i]; i++)
+		if (!strcmp(op->choices[i], val)) {
+			*(int *)op->dst = i;
+			return 0;
+		}
+	return -1;
+}
+
+/* parses val into op->dst; 0, or -1 with why */
+static int opt_set(const struct bench_opt *op, const char *val, char *why,
+		   size_t n)
+{
+	unsigned long long u;
+	long long i;
+
+	switch (op->kind) {
+	case OPT_SIZE:
+	case OPT_COUNT:
+		if (parse_size(val, &u) || (long long)u < op->min)
+			break;
+		if (op->kind == OPT_SIZE)
+			*(size_t *)op->dst = u;
+		else
+			*(uint64_t *)op->dst = u;
+		return 0;
+	case OPT_INT:
+		if (parse_int(val, &i) || i < op->min)
+			break;
+		*(int *)op->dst = i;
+		return 0;
+	case OPT_STR:
+		if (!*val)
+			break;
+		*(const char **)op->dst = val;
+		return 0;
+	case OPT_CHOICE:
+		if (set_choice(op, val))
+			break;
+		return 0;
+	case OPT_FLAG:
+		(*(int *)op->dst)++;
+		return 0;
 	}
-	return (size_t)v;
+	snprintf(why, n, "--%s: '%s' is not a valid %s", op->name, val,
+		 op->arg);
+	if (op->kind == OPT_SIZE || op->kind == OPT_COUNT)
+		snprintf(why + strlen(why), n - strlen(why), " (a number with "
+			 "an optional K, M or G suffix, at least %lld)", op->min);
+	else if (op->kind == OPT_INT)
+		snprintf(why + strlen(why), n - strlen(why), " (an integer, at "
+			 "least %lld)", op->min);
+	return -1;
+}
+
+static void usage_table(FILE *f, const char *title,
+			const struct bench_opt *t)
+{
+	char lhs[64];
+
+	fprintf(f, "%s:\n", title);
+	for (; t && t->name; t++) {
+		snprintf(lhs, sizeof(lhs), "--%s%s%s", t->name,
+			 t->arg ? " " : "", t->arg ? t->arg : "");
+		fprintf(f, "  %-24s %s\n", lhs, t->help);
+	}
+}
+
+static void usage(FILE *f)
+{
+	char title[64];
+	int i;
+
+	fprintf(f, "usage: %s [options]    (%s)\n", cur->name, cur->desc);
+	usage_table(f, "runner options", runner_opts);
+	snprintf(title, sizeof(title), "%s options", cur->name);
+	if (cur->opts && cur->opts->name)
+		usage_table(f, title, cur->opts);
+	fprintf(f, "backings:");
+	for (i = 0; i < nbackings; i++)
+		fprintf(f, " %s", backings[i].name);
+	fprintf(f, "\n");
+}
+
+static void die_usage(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+static void die_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", cur->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n(%s --help lists the options)\n", cur->name);
+	exit(64);
 }
 
 static int cmp_size(const void *a, const void *b)
@@ -201,7 +367,7 @@ static int cmp_size(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void add_size(struct bench_opts *o, size_t s)
+static void add_size(struct run_opts *o, size_t s)
 {
 	int i;
 
@@ -220,7 +386,7 @@ static void add_size(struct bench_opts *o, size_t s)
  * 8M (Zen 2/3); 2M pages: L1 32 x 2M = 64M (Skylake), 64 x 2M = 128M (Zen),
  * STLB 1536 x 2M = 3G.
  */
-static void make_sweep(struct bench_opts *o, size_t lo, size_t hi)
+static void make_sweep(struct run_opts *o, size_t lo, size_t hi)
 {
 	static const double knees[] = { 256 << 10, 6 << 20, 8 << 20,
 					64 << 20, 128 << 20, 3.0 * (1 << 30) };
@@ -240,103 +406,105 @@ static void make_sweep(struct bench_opts *o, size_t lo, size_t hi)
 			if (v >= lo && v <= hi)
 				add_size(o, v);
 		}
-	qsort(o->sizes, o->nsizes, sizeof(o->sizes[0]), cmp_size);
 }
 
-static void usage(FILE *f)
+static void parse_sizes(struct run_opts *o, const char *list)
 {
-	int i;
+	char *copy = strdup(list), *t, *save = NULL;
+	unsigned long long v;
 
-	fprintf(f,
-"usage: %s [options]    (%s)\n"
-"  --sizes LIST     working sets, e.g. 16K,6M,1G (default: a sweep)\n"
-"  --min SIZE, --max SIZE   bounds of the generated sweep (16K, 64M)\n"
-"  --reps N         timed repetitions (5); median, min, max, cv reported\n"
-"  --warmup N       untimed repetitions first (1)\n"
-"  --seed N         seed of every random order (1)\n"
-"  --cpu N          CPU to pin to (default: the last one allowed)\n"
-"  --backings LIST  comma list (default: all)\n"
-"  --hop line|page|both   chase: one hop per cache line or per 4K page\n"
-"  --hops N         chase: hops per repetition (1M)\n"
-"  --model NAME     chase: TLB model preset or spec (skylake)\n"
-"  --model-cap N    chase: model accesses counted, after as many warm (65536)\n"
-"  --min-bytes SIZE stream: bytes per repetition (256M); fault: size (64M)\n"
-"  -v               more progress\n"
-"backings:", this_bench.name, this_bench.desc);
-	for (i = 0; i < nbackings; i++)
-		fprintf(f, " %s", backings[i].name);
-	fprintf(f, "\nTLB model presets:");
-	for (i = 0; tlb_presets[i].name; i++)
-		fprintf(f, " %s", tlb_presets[i].name);
-	fprintf(f, "\n");
+	for (t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (parse_size(t, &v) || !v)
+			die_usage("--sizes: '%s' is not a size (e.g. 64K, 6M, 1G)",
+				  t);
+		add_size(o, v);
+	}
+	free(copy);
 }
 
-static void parse_opts(int argc, char **argv, struct bench_opts *o)
+static int backing_selected(const struct backing *b)
 {
-	static const struct option lo[] = {
-		{ "sizes", 1, 0, 's' }, { "min", 1, 0, 'a' },
-		{ "max", 1, 0, 'b' }, { "reps", 1, 0, 'r' },
-		{ "warmup", 1, 0, 'w' }, { "seed", 1, 0, 'S' },
-		{ "cpu", 1, 0, 'c' }, { "backings", 1, 0, 'B' },
-		{ "hop", 1, 0, 'H' }, { "hops", 1, 0, 'n' },
-		{ "model", 1, 0, 'm' }, { "model-cap", 1, 0, 'M' },
-		{ "min-bytes", 1, 0, 'y' }, { "help", 0, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	size_t smin = 16 << 10, smax = 64 << 20;
-	const char *list = NULL;
+	const char *p = opts.backings;
+	size_t l = strlen(b->name);
+
+	while (p && *p) {
+		if (!strncmp(p, b->name, l) && (p[l] == ',' || !p[l]))
+			return 1;
+		p += strcspn(p, ",");
+		p += !!*p;
+	}
+	return !opts.backings;
+}
+
+static void check_backings(const char *list)
+{
+	char *copy = strdup(list), *t, *save = NULL;
+
+	for (t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		if (!backing_find(t))
+			die_usage("--backings: no backing '%s' (the backings "
+				  "are listed under --help)", t);
+	free(copy);
+}
+
+/* the runner's options, then the benchmark's, as getopt_long() takes them */
+static int option_table(struct option *lo, const struct bench_opt **map)
+{
+	const struct bench_opt *tabs[2] = { runner_opts, cur->opts };
+	const struct bench_opt *t;
+	int n = 0, k;
+
+	for (k = 0; k < 2; k++)
+		for (t = tabs[k]; t && t->name && n < MAX_OPTS - 2; t++) {
+			lo[n] = (struct option){ t->name, t->kind == OPT_FLAG ?
+						 no_argument : required_argument,
+						 NULL, 256 + n };
+			map[n++] = t;
+		}
+	lo[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	lo[n] = (struct option){ 0 };
+	return n;
+}
+
+static void parse_opts(int argc, char **argv)
+{
+	struct option lo[MAX_OPTS];
+	const struct bench_opt *map[MAX_OPTS];
+	char why[300];
 	int ch;
 
-	memset(o, 0, sizeof(*o));
-	o->reps = 5;
-	o->warmup = 1;
-	o->seed = 1;
-	o->cpu = -1;
-	o->hop = HOP_LINE;
-	o->hops = 1 << 20;
-	o->model = "skylake";
-	o->model_cap = 1 << 16;
-	o->min_bytes = 0;
-	while ((ch = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
-		switch (ch) {
-		case 's': list = optarg; break;
-		case 'a': smin = parse_size(optarg); break;
-		case 'b': smax = parse_size(optarg); break;
-		case 'r': o->reps = atoi(optarg); break;
-		case 'w': o->warmup = atoi(optarg); break;
-		case 'S': o->seed = strtoull(optarg, NULL, 0); break;
-		case 'c': o->cpu = atoi(optarg); break;
-		case 'B': o->backings = optarg; break;
-		case 'H':
-			o->hop = !strcmp(optarg, "page") ? HOP_PAGE :
-				 !strcmp(optarg, "both") ? HOP_BOTH : HOP_LINE;
-			break;
-		case 'n': o->hops = parse_size(optarg); break;
-		case 'm': o->model = optarg; break;
-		case 'M': o->model_cap = parse_size(optarg); break;
-		case 'y': o->min_bytes = parse_size(optarg); break;
-		case 'v': o->verbose++; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); exit(64);
-		}
+	option_table(lo, map);
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":vh", lo, NULL)) != -1) {
+		if (ch >= 256 && opt_set(map[ch - 256], optarg, why,
+					 sizeof(why)))
+			die_usage("%s", why);
+		else if (ch == 'v')
+			opts.verbose++;
+		else if (ch == 'h')
+			usage(stdout), exit(0);
+		else if (ch == ':')
+			die_usage("%s needs a value", argv[optind - 1]);
+		else if (ch == '?')
+			die_usage("unknown option '%s'", argv[optind - 1]);
 	}
-	if (o->reps < 1)
-		o->reps = 1;
-	if (list) {
-		char *copy = strdup(list), *t, *save = NULL;
-
-		for (t = strtok_r(copy, ",", &save); t;
-		     t = strtok_r(NULL, ",", &save))
-			add_size(o, parse_size(t));
-		free(copy);
-		qsort(o->sizes, o->nsizes, sizeof(o->sizes[0]), cmp_size);
-	} else {
-		make_sweep(o, smin, smax);
-	}
+	if (optind < argc)
+		die_usage("unexpected argument '%s'", argv[optind]);
+	if (opts.backings)
+		check_backings(opts.backings);
+	if (cur->check && cur->check(why, sizeof(why)))
+		die_usage("%s", why);
+	if (sizes_arg)
+		parse_sizes(&opts, sizes_arg);
+	else if (sweep_min > sweep_max)
+		die_usage("--min %zu is above --max %zu", sweep_min, sweep_max);
+	else
+		make_sweep(&opts, sweep_min, sweep_max);
+	qsort(opts.sizes, opts.nsizes, sizeof(opts.sizes[0]), cmp_size);
+	if (!opts.nsizes)
+		die_usage("no working-set size between --min and --max");
 }
-
-/* pins to o->cpu, or to the last CPU we may run on */
-static void pin(struct bench_opts *o)
+static void pin(struct run_opts *o)
 {
 	cpu_set_t set;
 	int i;
@@ -359,7 +527,6 @@ static void pin(struct bench_opts *o)
 		o->cpu = -1;
 	}
 }
-
 static void emit_env_meta(void)
 {
 	struct utsname u;
@@ -388,51 +555,172 @@ static void emit_env_meta(void)
 	       getenv("HUGETLB_ICOUNT") ? getenv("HUGETLB_ICOUNT") : "");
 }
 
-int main(int argc, char **argv)
+/* the benchmark's own options, as more members of @meta method */
+static void emit_bench_opts(void)
 {
-	struct bench_opts o;
-	struct counters c;
-	char esc[300];
-	int pers, aslr_off, rc;
+	const struct bench_opt *t;
+	char key[64], esc[300];
+	size_t i;
 
-	/*
-	 * ASLR off, so every run lays out its mappings alike and the TLB
-	 * model's addresses repeat: re-exec once with ADDR_NO_RANDOMIZE.
-	 */
-	pers = personality(0xffffffff);
+	for (t = cur->opts; t && t->name; t++) {
+		for (i = 0; t->name[i] && i < sizeof(key) - 1; i++)
+			key[i] = t->name[i] == '-' ? '_' : t->name[i];
+		key[i] = 0;
+		printf(", \"%s\": ", key);
+		switch (t->kind) {
+		case OPT_SIZE:
+			printf("%zu", *(size_t *)t->dst);
+			break;
+		case OPT_COUNT:
+			printf("%llu", (unsigned long long)*(uint64_t *)t->dst);
+			break;
+		case OPT_INT:
+		case OPT_FLAG:
+			printf("%d", *(int *)t->dst);
+			break;
+		case OPT_STR:
+		case OPT_CHOICE:
+			json_str(esc, sizeof(esc), t->kind == OPT_STR ?
+				 *(const char **)t->dst :
+				 t->choices[*(int *)t->dst]);
+			printf("%s", esc);
+			break;
+		}
+	}
+}
+
+static void emit_method_meta(int aslr_off)
+{
+	printf("@meta method {\"bench\": \"%s\", \"warmup\": %d, \"reps\": %d, "
+	       "\"seed\": %llu, \"aslr_off\": %s, \"cpu_pinned\": %d, "
+	       "\"timer_resolution_ns\": %.1f, \"timer_getres_ns\": %.1f, "
+	       "\"clock\": \"CLOCK_MONOTONIC\"", cur->name, opts.warmup,
+	       opts.reps, (unsigned long long)opts.seed,
+	       aslr_off ? "true" : "false", opts.cpu, timer_res_ns,
+	       timer_getres_ns);
+	emit_bench_opts();
+	printf("}\n");
+}
+
+/* -- the loop ---------------------------------------------------------------- */
+
+static int backing_failed(const struct backing *b, const char *why,
+			  unsigned long page_kb)
+{
+	emit_error("%s", why);
+	emit_backing_meta(b, "failed", why, page_kb);
+	return 2;
+}
+
+/*
+ * One backing: map the largest working set, touch it, verify its page
+ * size, then measure every size on it (or, for maps_own, unmap it first
+ * and let measure() map its own).
+ */
+static int run_backing(const struct backing *b, struct counters *c)
+{
+	struct bench_ctx x = { .o = &opts, .c = c, .b = b };
+	size_t top = opts.sizes[opts.nsizes - 1];
+	struct mapping m;
+	char why[512];
+	int si, bad = 0;
+
+	if (backing_available(b, why, sizeof(why))) {
+		progress("skip %s: %s", b->name, why);
+		emit_backing_meta(b, "skipped", why, 0);
+		return 0;
+	}
+	if (backing_map(b, top, 0, &m, why, sizeof(why)))
+		return backing_failed(b, why, 0);
+	/* fault the working sets in (a 1 GB page is cleared whole) */
+	memset(m.addr, 0, top);
+	if (backing_verify(&m, &x.page_kb, why, sizeof(why))) {
+		backing_unmap(&m);
+		return backing_failed(b, why, 0);
+	}
+	if (cur->maps_own)
+		backing_unmap(&m);
+	else
+		x.m = &m;
+	for (si = 0; si < opts.nsizes && !bad; si++) {
+		x.si = si;
+		if (opts.sizes[si] >= cur->min_wss)
+			bad = cur->measure(&x);
+	}
+	if (!cur->maps_own)
+		backing_unmap(&m);
+	if (bad)
+		return backing_failed(b, "a measurement failed (the @error "
+				      "lines before this say which)", x.page_kb);
+	emit_backing_meta(b, "measured", "", x.page_kb);
+	return 0;
+}
+
+static int run_all(struct counters *c)
+{
+	int i, rc = 0, done = 0, total = 0;
+
+	for (i = 0; i < nbackings; i++)
+		total += backing_selected(&backings[i]);
+	for (i = 0; i < nbackings; i++) {
+		if (!backing_selected(&backings[i]))
+			continue;
+		progress("backing %s (%d/%d)", backings[i].name, ++done, total);
+		if (run_backing(&backings[i], c))
+			rc = 2;
+	}
+	return rc;
+}
+
+/*
+ * ASLR off, so every run places its mappings at the same virtual
+ * addresses: a working set then starts at the same offset from 2 MB and
+ * 1 GB boundaries (which page-table pages a 4 KB working set spans, which
+ * TLB sets its pages index), so repeated runs measure the same layout.
+ * Re-exec once with ADDR_NO_RANDOMIZE; returns whether it is off.  (The
+ * TLB model does not depend on it: it replays canonical offsets.)
+ */
+static int aslr_off(char **argv)
+{
+	int pers = personality(0xffffffff);
+
 	if (pers != -1 && !(pers & ADDR_NO_RANDOMIZE) &&
 	    personality(pers | ADDR_NO_RANDOMIZE) != -1)
 		execv("/proc/self/exe", argv);	/* falls through on error */
 	pers = personality(0xffffffff);
-	aslr_off = pers != -1 && (pers & ADDR_NO_RANDOMIZE);
+	return pers != -1 && (pers & ADDR_NO_RANDOMIZE);
+}
 
+int runner_main(int argc, char **argv)
+{
+	struct counters c;
+	int off, rc;
+
+	if (bench_count() != 1) {
+		fprintf(stderr, "runner: built with %d benchmarks, not one\n",
+			bench_count());
+		return 70;
+	}
+	cur = bench_at(0);
+	off = aslr_off(argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	parse_opts(argc, argv, &o);
-	pin(&o);
+	parse_opts(argc, argv);
+	pin(&opts);
 	check_timer();
 	counters_open(&c);
 
 	emit_env_meta();
-	json_str(esc, sizeof(esc), o.model);
-	printf("@meta method {\"bench\": \"%s\", \"warmup\": %d, \"reps\": %d, "
-	       "\"seed\": %llu, \"aslr_off\": %s, \"cpu_pinned\": %d, "
-	       "\"timer_resolution_ns\": %.1f, \"timer_getres_ns\": %.1f, "
-	       "\"hops\": %llu, \"model\": %s, \"model_cap\": %llu, "
-	       "\"min_bytes\": %zu, \"clock\": \"CLOCK_MONOTONIC\"}\n",
-	       this_bench.name, o.warmup, o.reps,
-	       (unsigned long long)o.seed, aslr_off ? "true" : "false", o.cpu,
-	       timer_res_ns, timer_getres_ns, (unsigned long long)o.hops, esc,
-	       (unsigned long long)o.model_cap, o.min_bytes);
+	emit_method_meta(off);
 	hugepages_emit_meta();
 	counters_emit_meta(&c);
-	if (!aslr_off)
+	if (!off)
 		progress("warning: ASLR is on (personality failed)");
 	progress("pinned to CPU %d, timer resolution %.0f ns, %d sizes",
-		 o.cpu, timer_res_ns, o.nsizes);
+		 opts.cpu, timer_res_ns, opts.nsizes);
 
-	emit_header();
-	rc = this_bench.run(&o, &c);
+	printf("@header %s %s\n", cur->name, cur->columns);
+	rc = run_all(&c);
 	backing_cleanup();
-	printf("@done %s %d\n", this_bench.name, rc);
+	printf("@done %s %d\n", cur->name, rc);
 	return rc;
 }

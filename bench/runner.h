@@ -2,33 +2,61 @@
 /*
  * runner.h - the shared benchmark runner.
  *
- * One benchmark is one file (chase.c, stream.c, fault.c) that defines
- * `const struct bench this_bench`.  The runner (runner.c) owns everything
- * else: option parsing, ASLR-off re-exec, CPU pinning, the timer check,
- * the metadata lines and the row protocol on stdout.
+ * A benchmark is one file, bench/<name>.c, that fills a `struct bench`
+ * (its options, CSV columns, compare key and metric, and a function that
+ * measures one working-set size on one backing) and registers it with
+ * BENCH_REGISTER().  The Makefile links each such file with the runner
+ * into build/bench/<name>, and all of them into benchtool, which exports
+ * the tables as JSON (`benchtool contract`).  The runner (runner.c) owns
+ * everything else: option parsing and usage, ASLR-off re-exec, CPU
+ * pinning, the timer check, the loop over backings (available? map the
+ * largest working set, touch it, verify its page size, measure each size,
+ * unmap), the metadata lines and the row protocol on stdout.
  *
  * Line protocol on stdout (read by bench/run.py; see results/README.md):
  *   @header <bench> <csv header>     once, before the first row
  *   @row <bench> <csv fields>        one per completed measurement
  *   @meta <key> <json>               metadata (method, counters, backing, ...)
  *   @error <bench> <text>            a loud failure (also on stderr)
+ *   @done <bench> <exit status>      the last line
  *   anything else                    progress, echoed by the host
  */
 #ifndef BENCH_RUNNER_H
 #define BENCH_RUNNER_H
 
-#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "backing.h"
 #include "counters.h"
 #include "stats.h"
 
 #define MAX_SIZES 128
+#define LINE 64
+#define PAGE 4096
 
-enum hop_mode { HOP_LINE = 1, HOP_PAGE = 2, HOP_BOTH = 3 };
+/* how an option's value is parsed into *dst */
+enum opt_kind {
+	OPT_SIZE,	/* size_t; "4096", "64K", "6M", "1G" */
+	OPT_COUNT,	/* uint64_t; the same suffixes ("1M" hops) */
+	OPT_INT,	/* int */
+	OPT_STR,	/* const char * */
+	OPT_CHOICE,	/* int: index into choices */
+	OPT_FLAG,	/* int, incremented; takes no value */
+};
 
-struct bench_opts {
+struct bench_opt {
+	const char *name;	/* --name */
+	const char *arg;	/* the value in the usage text: "N", "SIZE" */
+	const char *help;
+	enum opt_kind kind;
+	void *dst;
+	long long min;		/* OPT_SIZE, OPT_COUNT, OPT_INT: lowest value */
+	const char *const *choices;	/* OPT_CHOICE: NULL-terminated */
+};
+
+/* the runner-wide settings */
+struct run_opts {
 	size_t sizes[MAX_SIZES];	/* working-set sizes, ascending */
 	int nsizes;
 	int reps;			/* timed repetitions (>= 1) */
@@ -36,43 +64,84 @@ struct bench_opts {
 	uint64_t seed;
 	int cpu;			/* CPU we are pinned to, -1 if not */
 	const char *backings;		/* comma list, NULL = all */
-	int hop;			/* chase: enum hop_mode */
-	uint64_t hops;			/* chase: hops per repetition */
-	const char *model;		/* chase: TLB model preset */
-	uint64_t model_cap;		/* chase: replayed accesses counted */
-	size_t min_bytes;		/* stream: bytes moved per repetition */
 	int verbose;
+};
+
+/* what a benchmark's measure() gets: one size on one mapped backing */
+struct bench_ctx {
+	const struct run_opts *o;
+	struct counters *c;
+	const struct backing *b;
+	const struct mapping *m;	/* the largest working set, touched and
+					   verified; NULL for maps_own */
+	unsigned long page_kb;		/* the verified page size */
+	int si;				/* index into o->sizes */
 };
 
 struct bench {
 	const char *name;
 	const char *desc;
-	const char *csv_header;
-	/* returns 0, or 2 when some backing failed its page-size check */
-	int (*run)(const struct bench_opts *o, struct counters *c);
+	const char *columns;		/* the CSV header */
+	const char *key;		/* the columns that identify a point */
+	const char *metric;		/* the column compare compares */
+	int lower_is_better;
+	const struct bench_opt *opts;	/* its own options, {NULL}-terminated */
+	size_t min_wss;			/* smaller working sets are skipped */
+	/*
+	 * maps_own: measure() maps and unmaps the backing itself (each
+	 * repetition), so the runner's mapping only checks the page size and
+	 * is gone before measure() runs.
+	 */
+	int maps_own;
+	/* checks the parsed options: 0, or -1 with why and how to fix it */
+	int (*check)(char *why, size_t n);
+	/* writes one size's rows; 0, or -1 when the backing failed */
+	int (*measure)(const struct bench_ctx *x);
 };
 
-extern const struct bench this_bench;
+#define BENCH_REGISTER(b)						\
+	static const struct bench *const bench_reg_##b			\
+	__attribute__((used, section("bench_registry"),			\
+		       aligned(sizeof(void *)))) = &(b)
+
+/* the registered benchmarks, in link order (build/bench/<name> has one) */
+int bench_count(void);
+const struct bench *bench_at(int i);
+/* the runner-wide options, {NULL}-terminated */
+extern const struct bench_opt runner_opts[];
+
+/* main() of build/bench/<name> */
+int runner_main(int argc, char **argv);
 
 /* time */
 double now_ns(void);
-double timer_resolution_ns(void);
+/* warn once per run when a repetition is shorter than the clock resolves */
+void check_duration(double ns);
 
 /* output */
-void emit_header(void);
 void emit_row(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void emit_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void json_str(char *dst, size_t n, const char *s);
-void emit_backing_meta(const struct backing *b, const char *status,
-		       const char *reason, unsigned long page_kb);
-
-/* helpers for benchmarks */
-int backing_selected(const struct bench_opts *o, const struct backing *b);
-size_t max_size(const struct bench_opts *o);
-/* warn once per run when a repetition is shorter than the clock resolves */
-void check_duration(double ns);
+/* prints s (a comma list) as a JSON array of strings */
+void json_list(FILE *f, const char *s);
 /* "", or "%.3f" of v when ok: for optional CSV fields */
 const char *fmt_opt(char *buf, size_t n, int ok, double v);
+
+/* a bijection of 64-bit integers (splitmix64's finaliser) */
+uint64_t mix64(uint64_t z);
+/*
+ * The byte offset, inside 4 KB page `page` of a page hop, of the page's
+ * one element: a line picked by a keyed mix64 of the page number, so that
+ * inside a huge page (where physical address bits 6-20 or 6-29 equal the
+ * virtual ones) the lines spread over the cache sets the way 4 KB pages'
+ * scattered frames do.  key: page_line_key(seed); the same for every
+ * backing, so comparisons stay paired.
+ */
+uint64_t page_line_key(uint64_t seed);
+static inline size_t page_line(size_t page, uint64_t key)
+{
+	return (size_t)(mix64(page + key) % (PAGE / LINE)) * LINE;
+}
 
 #endif

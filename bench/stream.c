@@ -7,11 +7,13 @@
  *   write   memset of wss bytes                          wss
  *   read    sum of wss/8 64-bit words (checked)          wss
  *   copy    memcpy of the first half onto the second     wss (read + write)
- *   stride  one 8-byte load per 4 KB page, at a rotating 64 (one line each)
- *           line offset; every access is a new base page
- * Each repetition repeats its kernel until min_bytes of address range have
- * been covered, so short working sets are timed over many passes.  Write
- * runs first and read checks its sum against what write stored.
+ *   stride  one 8-byte load per 4 KB page, at the line page_line() picks
+ *           for that page (runner.h), as the chase's page hop; every
+ *           access is a new base page               64 per page (one line)
+ * Each repetition repeats its kernel until --min-bytes of address range
+ * have been covered, so short working sets are timed over many passes.
+ * Write runs first and read checks its sum against what write stored;
+ * copy checks that the halves match.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,8 +22,14 @@
 
 #include "runner.h"
 
-#define PAGE 4096
-#define LINE 64
+static size_t min_bytes = 256 << 20;
+
+static const struct bench_opt stream_opts[] = {
+	{ .name = "min-bytes", .arg = "SIZE", .kind = OPT_SIZE,
+	  .help = "address range each repetition covers, repeating its "
+	  "kernel (256M)", .dst = &min_bytes, .min = 4096 },
+	{ 0 },
+};
 
 enum kern { K_WRITE, K_READ, K_COPY, K_STRIDE, K_NR };
 static const char *const kname[K_NR] = { "write", "read", "copy", "stride" };
@@ -45,6 +53,8 @@ static __attribute__((noinline)) uint64_t read_words(const uint64_t *p,
 	return s0 + s1 + s2 + s3;
 }
 
+static uint64_t line_key;	/* page_line_key(seed) */
+
 static __attribute__((noinline)) uint64_t read_stride(const char *p,
 						      size_t pages)
 {
@@ -52,8 +62,7 @@ static __attribute__((noinline)) uint64_t read_stride(const char *p,
 	size_t i;
 
 	for (i = 0; i < pages; i++)
-		s += *(const uint64_t *)(p + i * PAGE +
-					 (i % (PAGE / LINE)) * LINE);
+		s += *(const uint64_t *)(p + i * PAGE + page_line(i, line_key));
 	return s;
 }
 
@@ -78,117 +87,95 @@ static size_t pass(enum kern k, char *p, size_t wss, uint64_t *sum)
 	}
 }
 
-static int measure(const struct bench_opts *o, const struct mapping *m,
-		   unsigned long kb, int si)
+/* one kernel: warmup, then reps timed repetitions of iters passes */
+static size_t time_kernel(const struct bench_ctx *x, enum kern k,
+			  uint64_t iters, uint64_t *sum, double *gb, double *ns)
 {
-	size_t wss = o->sizes[si], min = o->min_bytes ? o->min_bytes : 256 << 20;
-	uint64_t iters = min / wss ? min / wss : 1, it, sum = 0;
-	double *gb = calloc(o->reps, sizeof(double));
-	double *ns = calloc(o->reps, sizeof(double));
-	struct stats st, sn;
-	int k, r, bad = 0;
-	char buf[32];
+	size_t wss = x->o->sizes[x->si], bytes = 0, acc = wss / PAGE * iters;
+	uint64_t it;
+	int r;
+
+	for (r = -x->o->warmup; r < x->o->reps; r++) {
+		double t0, t1;
+
+		bytes = 0;
+		t0 = now_ns();
+		for (it = 0; it < iters; it++)
+			bytes += pass(k, x->m->addr, wss, sum);
+		t1 = now_ns();
+		if (r < 0)
+			continue;
+		check_duration(t1 - t0);
+		gb[r] = bytes / (t1 - t0);	/* bytes/ns = GB/s */
+		ns[r] = (t1 - t0) / acc;
+	}
+	return bytes;
+}
+
+/* 0, or -1 with an @error line when kernel k left the wrong data */
+static int check_kernel(const struct bench_ctx *x, enum kern k, uint64_t sum)
+{
+	size_t wss = x->o->sizes[x->si];
+	const char *p = x->m->addr;
+
+	if ((k == K_READ && sum != (wss / 8) * 0x0101010101010101ULL) ||
+	    (k == K_COPY && memcmp(p, p + wss / 2, wss / 2))) {
+		emit_error("%s %s check failed at %zu bytes", x->b->name,
+			   kname[k], wss);
+		return -1;
+	}
+	return 0;
+}
+
+static int measure(const struct bench_ctx *x)
+{
+	size_t wss = x->o->sizes[x->si], bytes;
+	uint64_t iters = min_bytes / wss ? min_bytes / wss : 1, sum = 0;
+	int reps = x->o->reps, k, bad = 0;
+	double *gb = calloc(reps, sizeof(double));
+	double *ns = calloc(reps, sizeof(double));
 	double read_gb = 0;
+	struct stats st, sn;
+	char buf[32];
 
 	if (!gb || !ns) {
 		emit_error("out of memory");
-		free(gb);
-		free(ns);
-		return -1;
+		bad = -1;
+		goto out;
 	}
+	line_key = page_line_key(x->o->seed);
 	for (k = 0; k < K_NR; k++) {
-		size_t bytes = 0, acc = wss / PAGE * iters;
-
-		for (r = -o->warmup; r < o->reps; r++) {
-			double t0, t1;
-
-			bytes = 0;
-			t0 = now_ns();
-			for (it = 0; it < iters; it++)
-				bytes += pass(k, m->addr, wss, &sum);
-			t1 = now_ns();
-			if (r < 0)
-				continue;
-			check_duration(t1 - t0);
-			gb[r] = bytes / (t1 - t0);	/* bytes/ns = GB/s */
-			ns[r] = acc ? (t1 - t0) / acc : 0;
-		}
+		bytes = time_kernel(x, k, iters, &sum, gb, ns);
 		stream_sink = sum;
-		if (k == K_READ &&
-		    sum != (wss / 8) * 0x0101010101010101ULL) {
-			emit_error("%s read check failed at %zu bytes",
-				   m->b->name, wss);
-			bad = 1;
-		}
-		if (k == K_COPY && memcmp(m->addr, m->addr + wss / 2, wss / 2)) {
-			emit_error("%s copy check failed at %zu bytes",
-				   m->b->name, wss);
-			bad = 1;
-		}
-		stats_compute(gb, o->reps, &st);
-		stats_compute(ns, o->reps, &sn);
+		bad |= check_kernel(x, k, sum);
+		stats_compute(gb, reps, &st);
+		stats_compute(ns, reps, &sn);
 		if (k == K_READ)
 			read_gb = st.median;
-		/* backing,page_kb,wss_bytes,kernel,gb_per_s,gb_min,gb_max,cv,
-		 * reps,bytes_per_rep,ns_per_access */
+		/* the columns of stream_bench, in order */
 		emit_row("%s,%lu,%zu,%s,%.3f,%.3f,%.3f,%.4f,%d,%zu,%s",
-			 m->b->name, kb, wss, kname[k], st.median, st.min,
-			 st.max, st.cv, o->reps, bytes,
+			 x->b->name, x->page_kb, wss, kname[k], st.median,
+			 st.min, st.max, st.cv, reps, bytes,
 			 fmt_opt(buf, sizeof(buf), k == K_STRIDE, sn.median));
 	}
 	progress("%-14s %10zu B (%d/%d): read %.2f GB/s, stride %.2f ns/page",
-		 m->b->name, wss, si + 1, o->nsizes, read_gb, sn.median);
+		 x->b->name, wss, x->si + 1, x->o->nsizes, read_gb, sn.median);
+out:
 	free(gb);
 	free(ns);
 	return bad;
 }
 
-static int run(const struct bench_opts *o, struct counters *c)
-{
-	char why[512];
-	int i, si, rc = 0;
-
-	(void)c;
-	for (i = 0; i < nbackings; i++) {
-		const struct backing *b = &backings[i];
-		struct mapping m;
-		unsigned long kb;
-
-		if (!backing_selected(o, b))
-			continue;
-		if (backing_available(b, why, sizeof(why))) {
-			progress("skip %s: %s", b->name, why);
-			emit_backing_meta(b, "skipped", why, 0);
-			continue;
-		}
-		progress("backing %s", b->name);
-		if (backing_map(b, max_size(o), 0, &m, why, sizeof(why))) {
-			emit_error("%s", why);
-			emit_backing_meta(b, "failed", why, 0);
-			rc = 2;
-			continue;
-		}
-		memset(m.addr, 1, max_size(o));
-		if (backing_verify(&m, &kb, why, sizeof(why))) {
-			emit_error("%s", why);
-			emit_backing_meta(b, "failed", why, 0);
-			backing_unmap(&m);
-			rc = 2;
-			continue;
-		}
-		for (si = 0; si < o->nsizes; si++)
-			if (o->sizes[si] >= 2 * PAGE && measure(o, &m, kb, si))
-				rc = 2;
-		backing_unmap(&m);
-		emit_backing_meta(b, "measured", "", kb);
-	}
-	return rc;
-}
-
-const struct bench this_bench = {
+static const struct bench stream_bench = {
 	.name = "stream",
 	.desc = "sequential read/write/copy bandwidth and page-stride read",
-	.csv_header = "backing,page_kb,wss_bytes,kernel,gb_per_s,gb_min,gb_max,"
-		      "cv,reps,bytes_per_rep,ns_per_access",
-	.run = run,
+	.columns = "backing,page_kb,wss_bytes,kernel,gb_per_s,gb_min,gb_max,"
+		   "cv,reps,bytes_per_rep,ns_per_access",
+	.key = "backing,kernel,wss_bytes",
+	.metric = "gb_per_s",
+	.lower_is_better = 0,
+	.opts = stream_opts,
+	.min_wss = 2 * PAGE,
+	.measure = measure,
 };
+BENCH_REGISTER(stream_bench);

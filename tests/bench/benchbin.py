@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Runs one benchmark binary of build/bench directly and parses its line
+protocol (bench/runner.h): the tests of the C benchmarks use this rather
+than bench/run.py, so they see exactly what the binary printed."""
+import csv
+import io
+import json
+import os
+import subprocess
+
+from common import BINDIR
+
+
+class BenchRun:
+    def __init__(self, bench, args, timeout=300):
+        self.bench = bench
+        proc = subprocess.Popen([os.path.join(BINDIR, bench)] + list(args),
+                                stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            self.stdout, self.stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+        self.returncode = proc.returncode
+        self.header = None
+        self.rows = []
+        self.meta = {}
+        self.errors = []
+        lines = []
+        for line in self.stdout.splitlines():
+            kind, _, rest = line.partition(" ")
+            if kind == "@header":
+                self.header = rest.split(" ", 1)[1].split(",")
+            elif kind == "@row":
+                lines.append(rest.split(" ", 1)[1])
+            elif kind == "@meta":
+                key, _, js = rest.partition(" ")
+                self.meta.setdefault(key, []).append(json.loads(js))
+            elif kind == "@error":
+                self.errors.append(rest)
+        if self.header:
+            self.rows = list(csv.DictReader(
+                io.StringIO("\n".join([",".join(self.header)] + lines))))
+
+    def describe(self):
+        return "rc %d\nstdout tail:\n%s\nstderr:\n%s" % (
+            self.returncode, self.stdout[-3000:], self.stderr[-2000:])
+
+
+def run_with_maxrss(argv, timeout=600):
+    """Runs argv; returns (returncode, stdout, peak RSS in kB) of that child
+    alone (wait4 reports the child's own ru_maxrss)."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    out = proc.stdout.read()
+    _, status, ru = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.stdout.close()
+    return proc.returncode, out, ru.ru_maxrss

@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: GPL-2.0
+"""`benchtool contract`: the JSON that bench/run.py, the plots and compare
+read is what the binaries really do (columns, options, backings)."""
+import json
+import os
+import subprocess
+import unittest
+
+from benchbin import BenchRun
+from common import BINDIR, benchtool
+
+
+def contract():
+    p = benchtool("contract")
+    if p.returncode:
+        raise AssertionError("benchtool contract: rc %d %s" % (
+            p.returncode, p.stderr))
+    return json.loads(p.stdout)
+
+
+class TestContract(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.c = contract()
+
+    def test_every_binary_is_listed(self):
+        names = [b["name"] for b in self.c["benches"]]
+        self.assertEqual(len(names), len(set(names)))
+        built = sorted(f for f in os.listdir(BINDIR)
+                       if f != "benchtool" and not f.startswith("."))
+        self.assertEqual(sorted(names), built)
+        for b in self.c["benches"]:
+            self.assertTrue(os.access(os.path.join(BINDIR, b["binary"]),
+                                      os.X_OK), b["binary"])
+
+    def test_columns_are_the_binary_header(self):
+        # a size no benchmark measures still prints the header
+        for b in self.c["benches"]:
+            run = BenchRun(b["binary"], ["--backings", "devzero",
+                                         "--sizes", "4K", "--reps", "1",
+                                         "--warmup", "0"])
+            self.assertEqual(run.returncode, 0, run.describe())
+            self.assertEqual(run.header, b["columns"], b["name"])
+
+    def test_key_and_metric_are_columns(self):
+        for b in self.c["benches"]:
+            for k in b["key"] + [b["metric"]]:
+                self.assertIn(k, b["columns"], b["name"])
+            self.assertIsInstance(b["lower_is_better"], bool)
+            self.assertTrue(b["desc"])
+
+    def test_options_are_the_binary_options(self):
+        for b in self.c["benches"]:
+            p = subprocess.run([os.path.join(BINDIR, b["binary"]), "--help"],
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0)
+            listed = {l.split()[0] for l in p.stdout.splitlines()
+                      if l.startswith("  --")}
+            own = {"--" + o["name"] for o in b["options"]}
+            runner = {"--" + o["name"] for o in self.c["runner_options"]}
+            self.assertEqual(listed, own | runner, b["name"])
+            for o in b["options"] + self.c["runner_options"]:
+                self.assertTrue(o["help"], o)
+
+    def test_backings(self):
+        bk = self.c["backings"]
+        names = [b["name"] for b in bk]
+        self.assertEqual(names[0], "devzero")
+        self.assertEqual(len(names), len(set(names)))
+        for b in bk:
+            self.assertRegex(b["colour"], r"^#[0-9A-Fa-f]{6}$")
+            self.assertIn(b["page_kb"], (4, 2048, 1048576))
+            self.assertIn(b["pool_kb"], (0, 2048, 1048576))
+            self.assertTrue(b["desc"])
+            if b["pool_kb"]:
+                self.assertEqual(b["pool_kb"], b["page_kb"], b)
+        p = subprocess.run([os.path.join(BINDIR, "chase"), "--help"],
+                           capture_output=True, text=True)
+        line = [l for l in p.stdout.splitlines()
+                if l.startswith("backings:")][0]
+        self.assertEqual(line.split()[1:], names)
+
+
+class TestBadOptions(unittest.TestCase):
+    """Each bad value is refused with the option's name, exit status 64."""
+    CASES = [
+        ("chase", ["--reps"], "--reps needs a value"),
+        ("chase", ["--reps", "x"], "--reps: 'x' is not a valid N"),
+        ("chase", ["--reps", "0"], "at least 1"),
+        ("chase", ["--hop", "pages"], "--hop: 'pages'"),
+        ("chase", ["--model", "nope"], "--model: 'nope' is neither"),
+        ("stream", ["--min-bytes", "1Q"], "--min-bytes: '1Q'"),
+        ("fault", ["--backings", "devzero,nope"], "no backing 'nope'"),
+        ("fault", ["--sizes", "4M,abc"], "--sizes: 'abc'"),
+        ("fault", ["--hops", "1M"], "unknown option '--hops'"),
+        ("stream", ["--min", "1G", "--max", "1M"], "is above --max"),
+    ]
+
+    def test_cases(self):
+        for bench, args, msg in self.CASES:
+            p = subprocess.run([os.path.join(BINDIR, bench)] + args,
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 64, (bench, args, p.stderr))
+            self.assertIn(msg, p.stderr, (bench, args))
+            self.assertNotIn("@header", p.stdout, (bench, args))
+
+
+if __name__ == "__main__":
+    unittest.main()
