@@ -351,14 +351,14 @@ def fault_sections(fault, src):
     names = [b for b in fault.backings()
              if b in c.backing_names() and c.needs_pool(b)]
     for b in names:
-        ref = next((med(n, "setup", "us_per_mb") for n in c.backing_names()
+        ref = next((med(n, "setup", "us_per_call") for n in c.backing_names()
                     if n.startswith("devhugetlb") and c.needs_pool(n) == c.needs_pool(b)), None)
-        v = med(b, "setup", "us_per_mb")
-        rows.append([b, fmt_num(v, "us/MB"),
+        v = med(b, "setup", "us_per_call")
+        rows.append([b, fmt_num(v, "us/call"),
                      f"{v / ref:.2f}x" if v is not None and ref else "n/a"])
     out.append((f"mmap setup cost of the hugetlb backings against devhugetlb ({cost})",
-                "fault.csv: us_per_mb, mode setup (mmap + munmap per MB mapped); ratio "
-                "against devhugetlb of the same page size",
+                "fault.csv: us_per_call, mode setup (one mmap + munmap, nothing touched); "
+                "ratio against devhugetlb of the same page size",
                 ["backing", "setup", "vs devhugetlb"], rows))
     return out
 
@@ -445,7 +445,7 @@ FIGURE_TEXT = {
                  "(chase.csv model columns).",
     "bandwidth": "Stream GB/s per kernel and backing and the page-stride read cost, at the "
                  "largest working set (stream.csv).",
-    "faults": "Fault cost and faults per MB, demand against populate, and mmap setup cost "
+    "faults": "Fault cost and faults per MB, demand against populate, and mmap setup cost per call "
               "(fault.csv).",
 }
 

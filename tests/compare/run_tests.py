@@ -22,6 +22,7 @@ os.environ["BENCH_CONTRACT"] = os.path.join(ROOT, "tests", "fixture",
 sys.path.insert(0, os.path.join(ROOT, "compare"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import compare as C  # noqa: E402
+import contract  # noqa: E402
 import harness  # noqa: E402
 
 
@@ -40,9 +41,10 @@ def meta(**kw):
 
 
 def fault_rows(vals):
-    """vals: {(backing, mode): us_per_mb}"""
+    """vals: {(backing, mode): the fault benchmark's metric}"""
+    metric = contract.load().bench("fault")["metric"]
     return {"fault": [{"backing": b, "mode": m, "size_bytes": "4194304",
-                       "us_per_mb": str(v)} for (b, m), v in vals.items()]}
+                       metric: str(v)} for (b, m), v in vals.items()]}
 
 
 class CompareTests(unittest.TestCase):
@@ -206,7 +208,7 @@ class CompareTests(unittest.TestCase):
             with open(os.path.join(d, "meta.json"), "w") as f:
                 f.write('{"status": "complete"}')
             with open(os.path.join(d, "fault.csv"), "w") as f:
-                f.write("backing,page_kb,mode,us_per_mb,faults_per_mb,size_bytes\n"
+                f.write("backing,page_kb,mode,us_per_call,faults_per_mb,size_bytes\n"
                         "devhugetlb,2048,setup,12.5,0,4194304\n")
             m, rows = C.load_run(d)
             pts = C.collect([(m, rows)])

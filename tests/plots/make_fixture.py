@@ -132,16 +132,19 @@ def make_run(name, meta, backings, wss_list, scale, walk_ns, counters, rng,
         if b == "thp":
             dem, pop = 130.0, 100.0
             per_mb = 0.75  # some 4K fallbacks around the edges
-        setup = {"devzero": 0.04, "shm": 0.9, "hugetlbfs": 1.1,
-                 "devhugetlb": 0.35, "maphugetlb": 0.30, "memfd": 0.8,
-                 "thp": 0.05}[b.replace("-1G", "")]
-        if b.endswith("-1G"):
-            setup *= 0.2
-        for mode, us, fpm in (("demand", dem, per_mb), ("populate", pop, per_mb),
-                              ("setup", setup, 0.0)):
+        # one mmap + munmap, in us: it does not scale with the size
+        setup = {"devzero": 5.0, "shm": 21.0, "hugetlbfs": 48.0,
+                 "devhugetlb": 8.0, "maphugetlb": 7.0, "memfd": 18.0,
+                 "thp": 6.0}[b.replace("-1G", "")]
+        mb = 16
+        for mode, us, fpm in (("demand", dem, per_mb), ("populate", pop, per_mb)):
             us = us * fault_scale * rng.uniform(0.95, 1.05)
             fault.append(dict(backing=b, page_kb=pk, mode=mode, us_per_mb=fmt(us, 3),
-                              faults_per_mb=fmt(fpm, 6)))
+                              faults_per_mb=fmt(fpm, 6), size_bytes=mb * MB,
+                              us_per_call=fmt(us * mb, 3)))
+        fault.append(dict(backing=b, page_kb=pk, mode="setup", faults_per_mb=fmt(0.0, 6),
+                          size_bytes=mb * MB,
+                          us_per_call=fmt(setup * fault_scale * rng.uniform(0.95, 1.05), 3)))
     write_csv(os.path.join(d, "fault.csv"), "fault", fault)
 
     meta["backings"] = {b: {"status": "measured", "reason": "", "page_kb": pk}

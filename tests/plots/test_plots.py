@@ -397,6 +397,20 @@ class Variants(unittest.TestCase):
         self.assertIn("latency, tlb and tlb-model skipped: chase.csv header is not the "
                       "contract's columns", out)
 
+    def test_one_page_size_only_is_drawn_silently(self):
+        # A run of 4 KB backings only: every fault count is 256 per MB, an
+        # empty range on the log axis unless the figure widens it.
+        path = os.path.join(self.run, "fault.csv")
+        with open(path) as f:
+            lines = f.readlines()
+        with open(path, "w") as f:
+            f.writelines([lines[0]] + [l for l in lines[1:] if l.startswith("devzero,")])
+        rc, out, err = render(self.run)
+        self.assertEqual((rc, err), (0, ""))
+        text = svg_text(os.path.join(self.run, "faults.svg"))
+        self.assertNotIn("no setup rows", text)
+        self.assertIn("us_per_call", text)
+
     def test_latest_link(self):
         link = os.path.join(self.tmp, "latest")
         p = subprocess.run([sys.executable, RENDER, self.run, "--link", link],
