@@ -325,9 +325,8 @@ class Results:
         elif key == "counters":
             if not m["counters"]:
                 m["counters"] = val
-        elif key in ("model", "host_memory"):
-            # the TLB model's whole geometry (chase); what backs guest RAM
-            # on the host (run-qemu.sh under KVM)
+        elif key == "host_memory":
+            # what backs guest RAM on the host (run-qemu.sh under KVM)
             m[key] = val
         elif key == "env":
             self.env = val

@@ -122,16 +122,20 @@ def load_meta(run):
         return {}, f"meta.json unreadable: {e}"
 
 
-def model_text(model):
-    """The TLB model's geometry as bench wrote it (@meta model), in words."""
-    if not isinstance(model, dict) or not model:
+def model_text(geo):
+    """The TLB model's geometry as the chase wrote it (@meta tlb_geometry,
+    kept in meta.json other: name, spec, source, leaves_out, per-level
+    arrays), in words."""
+    if not isinstance(geo, dict) or not geo.get("name"):
         return ""
-    parts = [str(model.get("preset", "custom"))]
-    for k, v in model.items():
-        if k != "preset":
-            parts.append(f"{k}={json.dumps(v, separators=(',', ':'))}"
-                         if isinstance(v, (dict, list)) else f"{k}={v}")
-    return "; ".join(parts)
+    text = str(geo["name"])
+    if geo.get("spec") and geo["spec"] != geo["name"]:
+        text += f" = {geo['spec']}"
+    if geo.get("source"):
+        text += f" (source: {geo['source']})"
+    if geo.get("leaves_out"):
+        text += f"; the model leaves out {geo['leaves_out']}"
+    return text
 
 
 def caption_of(meta):
@@ -192,7 +196,7 @@ def labels(meta):
     # Hardware timings need no warning on the figure; the rest say what they are.
     timing = "" if src == "native" else contract.timing_label(src)
     note, have = counters_note(meta)
-    geometry = model_text(meta.get("model"))
+    geometry = model_text((meta.get("other") or {}).get("tlb_geometry"))
     if not geometry and isinstance(meta.get("tlb_model"), dict) \
             and meta["tlb_model"].get("preset"):
         t = meta["tlb_model"]
@@ -528,7 +532,7 @@ def chase_jobs(chase, timing, counters_note, geometry, notes):
     if not geometry and presets:
         geometry = " / ".join(presets) + " (from chase.csv model_preset)"
     # Broken into lines so a long reason stays inside the figure.
-    wrapped = "\n".join(textwrap.wrap(counters_note, 110))
+    wrapped = "\n".join(textwrap.wrap(counters_note, 110, break_on_hyphens=False))
     for n, (hop, rows) in enumerate(chase.hops()):
         sfx = f"-{hop}" if n else ""
         bk = " ".join(chase.backings(rows))
@@ -536,7 +540,8 @@ def chase_jobs(chase, timing, counters_note, geometry, notes):
         jobs.append(("latency" + sfx, "latency.gp", chase, timing, bk, "", *hopargs))
         jobs.append(("tlb" + sfx, "tlb.gp", chase, "", bk, wrapped, *hopargs))
         if chase.has("model_l1_misses_per_1k", rows) or chase.has("model_walks_per_1k", rows):
-            jobs.append(("tlb-model" + sfx, "tlb-model.gp", chase, "", bk, geometry, *hopargs))
+            jobs.append(("tlb-model" + sfx, "tlb-model.gp", chase, "", bk,
+                         "\n".join(textwrap.wrap(geometry, 110, break_on_hyphens=False)), *hopargs))
         else:
             notes.append(f"tlb-model{sfx} skipped: chase.csv has no model values")
     return jobs

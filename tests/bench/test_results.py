@@ -131,12 +131,12 @@ class TestResults(unittest.TestCase):
         self.assertEqual(self.res.meta["bench_exit"], {"fault": 2})
 
     def test_model_and_host_memory_meta_kept_whole(self):
-        geo = {"preset": "zen3", "levels": [{"name": "L1", "entries": 64}]}
-        self.res.handle("@meta model " + json.dumps(geo))
+        geo = {"name": "zen3", "spec": "l1:4k:64:0", "l1": [{"entries": 64}]}
+        self.res.handle("@meta tlb_geometry " + json.dumps(geo))
         self.res.handle('@meta host_memory {"host_pages": "hugetlb", '
                         '"kernel_page_kb": 2048}')
         meta = json.loads(self.read("meta.json"))
-        self.assertEqual(meta["model"], geo)
+        self.assertEqual(meta["other"]["tlb_geometry"], geo)
         self.assertEqual(meta["host_memory"]["kernel_page_kb"], 2048)
 
     def test_results_write_no_summary(self):

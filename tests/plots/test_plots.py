@@ -379,12 +379,16 @@ class Variants(unittest.TestCase):
             self.assertRegex(f.read(), r"rgb\(\s*18,\s*52,\s*86\)")
 
     def test_model_geometry_as_bench_wrote_it(self):
-        self.edit_meta(model={"preset": "zen3", "policy": "tree-plru",
-                              "levels": [{"name": "L1", "entries": 72}]})
+        self.edit_meta(other={"tlb_geometry": {
+            "name": "skylake;policy=plru", "spec": "l1:4k:64:4:plru;l2:4k+2m:1536:12:plru",
+            "source": "Intel SDM", "l1": [], "l2": [], "default_policy": "lru",
+            "counts": "model, not measured", "leaves_out": "page-walk caches"}})
         rc, out, err = render(self.run)
         self.assertEqual((rc, err), (0, ""))
         text = svg_text(os.path.join(self.run, "tlb-model.svg"))
-        self.assertIn("model geometry: zen3; policy=tree-plru", text)
+        self.assertIn("model geometry: skylake;policy=plru = l1:4k:64:4:plru;"
+                      "l2:4k+2m:1536:12:plru (source: Intel SDM); the model leaves out "
+                      "page-walk caches", text.replace("\n", " "))
 
     def test_csv_from_another_contract_is_refused_with_its_columns(self):
         path = os.path.join(self.run, "chase.csv")
