@@ -87,7 +87,7 @@ def read_csvs(t, run_dir, c):
 def tiny_sizes(bench):
     """The working sets the tiny profile gives bench, from bench/run.py."""
     run = load_run_module()
-    a = run.profile("tiny", "guest")[bench]
+    a = run.profile_args(run.profile("tiny", "guest"), bench)
     return {run.size_bytes(x) for x in a[a.index("--sizes") + 1].split(",")}
 
 

@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
-"""A new backing is one row in bench/backing.c's table, and nothing else.
+"""A new backing is one row in bench/backing.c's table, and a new benchmark
+one file bench/<name>.c, and nothing else.
 
 In a copy of the tree, one row is added (a second 4 KB baseline on the
 devzero functions, with its own colour); then, with no other file touched,
 the new backing is measured (a native tiny run, twice), drawn
 (plots/render.py) and compared (compare/compare.py diff of the two runs).
+In another copy one file adds a benchmark, which is then measured and
+compared the same way (its figure would be a plots/*.gp of its own).
 """
 import os
 import re
@@ -43,13 +46,17 @@ def add_row(tree):
         f.write(new)
 
 
-class TestNewBacking(unittest.TestCase):
+class Extended(unittest.TestCase):
+    """A copy of the tree with one change (extend()), built, and two native
+    tiny runs of run_args."""
+    run_args = []
+
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="new-backing-")
+        cls.tmp = tempfile.mkdtemp(prefix="extend-")
         cls.tree = os.path.join(cls.tmp, "tree")
         copy_tree(cls.tree)
-        add_row(cls.tree)
+        cls.extend(cls.tree)
         # The copy reads its own contract: no pinned fixture.
         cls.env = {k: v for k, v in os.environ.items() if k != "BENCH_CONTRACT"}
         cls.build = cls.sh(["make", "-s", "-C", cls.tree, "bench-bins"])
@@ -57,8 +64,8 @@ class TestNewBacking(unittest.TestCase):
         for i in range(2):
             res = os.path.join(cls.tmp, "results-%d" % i)
             r = cls.sh([sys.executable, os.path.join(cls.tree, "bench", "run.py"),
-                        "--mode", "native", "--profile", "tiny", "--backings",
-                        "devzero," + NEW, "--results-dir", res])
+                        "--mode", "native", "--profile", "tiny", "--results-dir", res]
+                       + cls.run_args)
             cls.runs.append((r, os.path.realpath(os.path.join(res, "latest"))))
 
     @classmethod
@@ -70,6 +77,28 @@ class TestNewBacking(unittest.TestCase):
         return subprocess.run(argv, cwd=cls.tree, env=cls.env, capture_output=True,
                               text=True, timeout=600)
 
+    def check_measured(self, csv_name, prefix):
+        self.assertEqual(self.build.returncode, 0, self.build.stderr[-2000:])
+        for r, run in self.runs:
+            self.assertEqual(r.returncode, 0, r.stdout[-1500:] + r.stderr[-1500:])
+            with open(os.path.join(run, csv_name)) as f:
+                rows = [l for l in f if l.startswith(prefix)]
+            self.assertTrue(rows)
+        return rows
+
+    def compare(self):
+        out = os.path.join(self.tmp, "compare")
+        r = self.sh([sys.executable, os.path.join(self.tree, "compare", "compare.py"),
+                     "diff", self.runs[0][1], self.runs[1][1], "--out", out])
+        # 0 or 1: compared (a native timing may move); 2 or 3 would be a failure
+        self.assertIn(r.returncode, (0, 1), r.stdout[-2000:] + r.stderr[-1000:])
+        return r, out
+
+
+class TestNewBacking(Extended):
+    run_args = ["--backings", "devzero," + NEW]
+    extend = staticmethod(add_row)
+
     def test_only_backing_c_differs(self):
         for rel in ("bench/backing.c", "bench/backing.h", "bench/run.py",
                     "plots/render.py", "plots/common.gp", "compare/compare.py"):
@@ -77,13 +106,8 @@ class TestNewBacking(unittest.TestCase):
                 self.assertEqual(a.read() != b.read(), rel == "bench/backing.c", rel)
 
     def test_measured(self):
-        self.assertEqual(self.build.returncode, 0, self.build.stderr[-2000:])
-        for r, run in self.runs:
-            self.assertEqual(r.returncode, 0, r.stdout[-1500:] + r.stderr[-1500:])
-            with open(os.path.join(run, "chase.csv")) as f:
-                rows = [l for l in f if l.startswith(NEW + ",")]
-            self.assertTrue(rows)
-            self.assertTrue(all(l.split(",")[1] == "4" for l in rows))
+        rows = self.check_measured("chase.csv", NEW + ",")
+        self.assertTrue(all(l.split(",")[1] == "4" for l in rows))
 
     def test_drawn(self):
         run = self.runs[0][1]
@@ -97,13 +121,58 @@ class TestNewBacking(unittest.TestCase):
         self.assertIn(NEW, r.stdout)
 
     def test_compared(self):
-        out = os.path.join(self.tmp, "compare")
-        r = self.sh([sys.executable, os.path.join(self.tree, "compare", "compare.py"),
-                     "diff", self.runs[0][1], self.runs[1][1], "--out", out])
-        # 0 or 1: compared (a native timing may move); 2 or 3 would be a failure
-        self.assertIn(r.returncode, (0, 1), r.stdout[-2000:] + r.stderr[-1000:])
+        r, out = self.compare()
         self.assertRegex(r.stdout, r"(?m)^chase %s line 16K " % NEW)
         self.assertTrue(os.path.exists(os.path.join(out, "overlay-chase-%s.svg" % NEW)))
+
+
+TOUCH_C = """// SPDX-License-Identifier: GPL-2.0
+/* touch.c - one write per 4 KB page of the working set */
+#include "runner.h"
+
+static int measure(const struct bench_ctx *x)
+{
+	size_t wss = x->o->sizes[x->si], i;
+	double t0 = now_ns(), t1;
+
+	for (i = 0; i < wss; i += PAGE)
+		x->m->addr[i]++;
+	t1 = now_ns();
+	emit_row("%s,%lu,%zu,%.3f", x->b->name, x->page_kb, wss,
+		 (t1 - t0) / (wss / PAGE));
+	return 0;
+}
+
+static const struct bench touch_bench = {
+	.name = "touch",
+	.desc = "one write per 4 KB page",
+	.columns = "backing,page_kb,wss_bytes,ns_per_page",
+	.key = "backing,wss_bytes",
+	.metric = "ns_per_page",
+	.lower_is_better = 1,
+	.min_wss = PAGE,
+	.measure = measure,
+};
+BENCH_REGISTER(touch_bench);
+"""
+
+
+def add_touch(tree):
+    with open(os.path.join(tree, "bench", "touch.c"), "w") as f:
+        f.write(TOUCH_C)
+
+
+class TestNewBenchmark(Extended):
+    run_args = ["--benches", "touch", "--backings", "devzero,thp"]
+    extend = staticmethod(add_touch)
+
+    def test_measured(self):
+        self.check_measured("touch.csv", "devzero,4,")
+
+    def test_compared(self):
+        r, out = self.compare()
+        self.assertRegex(r.stdout, r"(?m)^touch devzero 64K +ns_per_page ")
+        self.assertTrue(os.path.exists(os.path.join(out, "overlay-touch-devzero.svg")))
 
 
 if __name__ == "__main__":
