@@ -76,60 +76,72 @@ def profile(name, mode, mem_available=None, c=None):
     """
     guest = mode == "guest"
     if name == "tiny":
-        p = {
-            "chase": ["--sizes", "16K,1M,8M", "--reps", "2", "--warmup", "1",
-                      "--hops", "32K", "--hop", "both"],
-            "stream": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1",
-                       "--min-bytes", "4M"],
-            # every 1 GB mapping costs seconds of page clearing under TCG
-            "fault": ["--sizes", "4M", "--reps", "1", "--warmup", "0"],
-            "runner": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1"],
-            "max_bytes": 8 * MB, "timeout": 600,
-        }
+        p = tiny_profile()
     elif name == "quick":
-        sizes = QUICK_SIZES_GUEST if guest else \
-            QUICK_SIZES + ["512M", "768M", "1G"]
-        stream_sizes = "64K,1M,8M,64M" if guest else "64K,1M,8M,64M,256M,1G"
-        p = {
-            "chase": ["--sizes", ",".join(sizes), "--reps", "5",
-                      "--warmup", "1", "--hops", "64K" if guest else "1M",
-                      "--hop", "line" if guest else "both"],
-            "stream": ["--sizes", stream_sizes, "--reps", "5", "--warmup",
-                       "1", "--min-bytes", "16M" if guest else "256M"],
-            "fault": ["--sizes", "16M" if guest else "256M", "--reps", "5",
-                      "--warmup", "1"],
-            "runner": ["--sizes", stream_sizes, "--reps", "5", "--warmup",
-                       "1"],
-            "max_bytes": (256 if guest else 1024) * MB,
-            "timeout": 900,
-        }
-        if guest:
-            # Under TCG each touched 1 GB page costs ~7 s of clearing; the
-            # quick guest run keeps the 1 GB variants for the chase (the
-            # TLB question) and leaves the other benchmarks' to native/full.
-            c = c or contract.load()
-            small = [b["name"] for b in c.backings if b["pool_kb"] != KB_1G]
-            p["backings"] = {"*": ",".join(small), "chase": None}
+        p = quick_profile(guest, c)
     elif name == "full":
-        top = GB if guest else 4 * GB
-        if mem_available and not guest:
-            # leave room: the 2M pool, a 4K mapping, order arrays
-            while top > 256 * MB and 3 * top > mem_available:
-                top //= 2
-        p = {
-            "chase": ["--min", "16K", "--max", str(top), "--reps", "7",
-                      "--warmup", "1", "--hops", "1M", "--hop", "both",
-                      "--model-cap", "256K"],
-            "stream": ["--min", "16K", "--max", str(top), "--reps", "5",
-                       "--warmup", "1", "--min-bytes", "256M"],
-            "fault": ["--sizes", "64M,256M", "--reps", "7", "--warmup", "1"],
-            "runner": ["--min", "16K", "--max", str(top), "--reps", "5",
-                       "--warmup", "1"],
-            "max_bytes": top, "timeout": 7200,
-        }
+        p = full_profile(guest, mem_available)
     else:
         raise ValueError("unknown profile %r" % name)
     return size_pools(p)
+
+
+def tiny_profile():
+    return {
+        "chase": ["--sizes", "16K,1M,8M", "--reps", "2", "--warmup", "1",
+                  "--hops", "32K", "--hop", "both"],
+        "stream": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1",
+                   "--min-bytes", "4M"],
+        # every 1 GB mapping costs seconds of page clearing under TCG
+        "fault": ["--sizes", "4M", "--reps", "1", "--warmup", "0"],
+        "runner": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1"],
+        "max_bytes": 8 * MB, "timeout": 600,
+    }
+
+
+def quick_profile(guest, c):
+    sizes = QUICK_SIZES_GUEST if guest else \
+        QUICK_SIZES + ["512M", "768M", "1G"]
+    stream_sizes = "64K,1M,8M,64M" if guest else "64K,1M,8M,64M,256M,1G"
+    p = {
+        "chase": ["--sizes", ",".join(sizes), "--reps", "5",
+                  "--warmup", "1", "--hops", "64K" if guest else "1M",
+                  "--hop", "line" if guest else "both"],
+        "stream": ["--sizes", stream_sizes, "--reps", "5", "--warmup",
+                   "1", "--min-bytes", "16M" if guest else "256M"],
+        "fault": ["--sizes", "16M" if guest else "256M", "--reps", "5",
+                  "--warmup", "1"],
+        "runner": ["--sizes", stream_sizes, "--reps", "5", "--warmup", "1"],
+        "max_bytes": (256 if guest else 1024) * MB,
+        "timeout": 900,
+    }
+    if guest:
+        # Under TCG each touched 1 GB page costs ~7 s of clearing; the
+        # quick guest run keeps the 1 GB variants for the chase (the
+        # TLB question) and leaves the other benchmarks' to native/full.
+        c = c or contract.load()
+        small = [b["name"] for b in c.backings if b["pool_kb"] != KB_1G]
+        p["backings"] = {"*": ",".join(small), "chase": None}
+    return p
+
+
+def full_profile(guest, mem_available):
+    top = GB if guest else 4 * GB
+    if mem_available and not guest:
+        # leave room: the 2M pool, a 4K mapping, the chase's cycle
+        while top > 256 * MB and 3 * top > mem_available:
+            top //= 2
+    return {
+        "chase": ["--min", "16K", "--max", str(top), "--reps", "7",
+                  "--warmup", "1", "--hops", "1M", "--hop", "both",
+                  "--model-cap", "256K"],
+        "stream": ["--min", "16K", "--max", str(top), "--reps", "5",
+                   "--warmup", "1", "--min-bytes", "256M"],
+        "fault": ["--sizes", "64M,256M", "--reps", "7", "--warmup", "1"],
+        "runner": ["--min", "16K", "--max", str(top), "--reps", "5",
+                   "--warmup", "1"],
+        "max_bytes": top, "timeout": 7200,
+    }
 
 
 def size_pools(p, with_1g=True):
