@@ -145,7 +145,7 @@ def caption_of(meta):
         accel = str(q.get("accel", "?"))
         if q.get("icount"):
             accel += " + icount"
-        accel += f" (QEMU {q.get('version', '?')} guest)"
+        accel += f" ({q.get('version') or 'QEMU version not recorded'}, guest)"
         hm = meta.get("host_memory")
         if isinstance(hm, dict):
             accel += f", guest RAM on host {hm.get('host_pages')} pages"
