@@ -713,9 +713,9 @@ def main(argv=None):
     p.add_argument("b")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--icount", action="store_true")
-    p.add_argument("--profile", default="tiny")
-    p.add_argument("--benches", default="fault")
-    p.add_argument("--backings", default="devhugetlb,maphugetlb")
+    # by default the matrix of the CI gate
+    for opt in ("profile", "benches", "backings"):
+        p.add_argument("--" + opt, default=CHECK_ARGS[opt])
     common(p, 5.0)
     p = sub.add_parser("diff", help="compare existing run folders")
     p.add_argument("a", help="run folder(s) of A, comma separated")
