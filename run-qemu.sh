@@ -268,21 +268,6 @@ if [ "$dry_run" = 1 ]; then
 	done
 	exit 0
 fi
-if [ "$shell" = 1 ]; then
-	# ttyS0 is both console and shell; Ctrl-A X quits QEMU.
-	qemu+=(-serial mon:stdio)
-	"${qemu[@]}"
-	exit 0
-fi
-# ttyS0 carries the kernel console to a file; ttyS1 carries the job's output
-# to our stdout, so the two never interleave.
-qemu+=(-serial "file:$work/console.log" -chardev stdio,id=job,signal=off
-	-serial chardev:job)
-
-console_tail() {
-	echo "---- last 40 console lines ($console_log) ----" >&2
-	tail -n 40 "$work/console.log" | tr -d '\r' >&2
-}
 
 host_pages_fail() {
 	echo "run-qemu.sh: --host-pages $host_pages: $*" >&2
@@ -301,6 +286,22 @@ thp)
 	[[ "$thp_enabled" == *"[always]"* || "$thp_enabled" == *"[madvise]"* ]] ||
 		host_pages_fail "transparent huge pages are '$thp_enabled' in $thp_sys/enabled: set always or madvise, or pass --host-pages hugetlb" ;;
 esac
+
+if [ "$shell" = 1 ]; then
+	# ttyS0 is both console and shell; Ctrl-A X quits QEMU.
+	qemu+=(-serial mon:stdio)
+	"${qemu[@]}"
+	exit 0
+fi
+# ttyS0 carries the kernel console to a file; ttyS1 carries the job's output
+# to our stdout, so the two never interleave.
+qemu+=(-serial "file:$work/console.log" -chardev stdio,id=job,signal=off
+	-serial chardev:job)
+
+console_tail() {
+	echo "---- last 40 console lines ($console_log) ----" >&2
+	tail -n 40 "$work/console.log" | tr -d '\r' >&2
+}
 
 # Guest RAM is the QEMU process's writable mapping of exactly the guest's
 # size (not its largest: under TCG the translation buffer is bigger);
