@@ -254,7 +254,8 @@ static void usage(FILE *f)
 "  --reps N         timed repetitions (5); median, min, max, cv reported\n"
 "  --warmup N       untimed repetitions first (1)\n"
 "  --seed N         seed of every random order (1)\n"
-"  --cpu N          CPU to pin to (default: the last one allowed)\n"
+"  --cpu N          CPU to pin to (default: the last one allowed; a P-core\n"
+"                   on hybrid Intel parts)\n"
 "  --backings LIST  comma list (default: all)\n"
 "  --hop line|page|both   chase: one hop per cache line or per 4K page\n"
 "  --hops N         chase: hops per repetition (1M)\n"
@@ -335,22 +336,16 @@ static void parse_opts(int argc, char **argv, struct bench_opts *o)
 	}
 }
 
-/* pins to o->cpu, or to the last CPU we may run on */
+/* pins to o->cpu, or to a CPU the counters can count on (counters.h) */
 static void pin(struct bench_opts *o)
 {
 	cpu_set_t set;
-	int i;
 
 	if (sched_getaffinity(0, sizeof(set), &set)) {
 		o->cpu = -1;
 		return;
 	}
-	if (o->cpu < 0)
-		for (i = CPU_SETSIZE - 1; i >= 0; i--)
-			if (CPU_ISSET(i, &set)) {
-				o->cpu = i;
-				break;
-			}
+	o->cpu = counters_pick_cpu(&set, o->cpu);
 	CPU_ZERO(&set);
 	CPU_SET(o->cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set)) {
