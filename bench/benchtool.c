@@ -7,6 +7,7 @@
  *   benchtool tlb SPEC|PRESET   reads "ADDR PAGE_KB" lines (ADDR in hex)
  *                               and prints "accesses N l1_misses N walks N"
  *   benchtool presets           prints "name<TAB>spec<TAB>source" lines
+ *   benchtool geometry SPEC|PRESET   the model's geometry as JSON
  *   benchtool events [--cpuid ID]   the counter events for a CPU (default
  *                               this one), from perf's pmu-events tables
  *   benchtool pickcpu --sysfs ROOT --allowed LIST [--cpu N]
@@ -97,6 +98,24 @@ static int cmd_pickcpu(int argc, char **argv)
 	return 0;
 }
 
+/* geometry: the JSON line the runner writes as "@meta tlb_geometry" */
+static int cmd_geometry(const char *name)
+{
+	struct tlb_model m;
+	char buf[4096];
+	int rc;
+
+	if (tlb_init(&m, name)) {
+		fprintf(stderr, "benchtool: bad TLB spec '%s'\n", name);
+		return 1;
+	}
+	rc = tlb_geometry_json(&m, name, buf, sizeof(buf));
+	if (!rc)
+		printf("%s\n", buf);
+	tlb_free(&m);
+	return rc ? 1 : 0;
+}
+
 /* scale: "VALUE OK" */
 static int cmd_scale(char **argv)
 {
@@ -152,6 +171,8 @@ int main(int argc, char **argv)
 			       tlb_presets[i].spec, tlb_presets[i].source);
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "geometry"))
+		return cmd_geometry(argv[2]);
 	if (argc >= 2 && !strcmp(argv[1], "events"))
 		return cmd_events(argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "pickcpu"))
@@ -159,7 +180,7 @@ int main(int argc, char **argv)
 	if (argc == 8 && !strcmp(argv[1], "scale"))
 		return cmd_scale(argv);
 	fprintf(stderr, "usage: benchtool stats V... | tlb SPEC < trace | "
-		"presets | events [--cpuid ID] | pickcpu ... | "
+		"presets | geometry SPEC | events [--cpuid ID] | pickcpu ... | "
 		"scale V0 V1 E0 E1 R0 R1\n");
 	return 64;
 }

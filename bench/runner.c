@@ -420,6 +420,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)o.model_cap, o.min_bytes);
 	hugepages_emit_meta();
 	counters_emit_meta(&c);
+	tlb_emit_meta(o.model);
 	if (!aslr_off)
 		progress("warning: ASLR is on (personality failed)");
 	progress("pinned to CPU %d, timer resolution %.0f ns, %d sizes",
