@@ -4,6 +4,7 @@
  * pmu.h.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,32 +80,46 @@ static int row_matches(const char *re_src, const char *id)
 	return hit;
 }
 
+/* 1 if some stepping of a cpuid without one matches a row that needs it */
+static int needs_stepping(const char *re_src, const char *cpuid)
+{
+	char id[96];
+	int step;
+
+	if (dashes(re_src) != 3 || dashes(cpuid) != 2)
+		return 0;
+	for (step = 0; step < 16; step++) {
+		snprintf(id, sizeof(id), "%s-%X", cpuid, step);
+		if (row_matches(re_src, id))
+			return 1;
+	}
+	return 0;
+}
+
 const struct pmu_model *pmu_model_find(const char *cpuid, char *why,
 				       size_t n)
 {
 	const struct pmu_model *m;
+	char id[80], *p;
 	int stepped = 0;
 
+	/* perf writes model and stepping in upper-case hex */
+	snprintf(id, sizeof(id), "%s", cpuid);
+	p = strchr(id, '-');
+	for (p = p ? strchr(p + 1, '-') : NULL; p && *p; p++)
+		*p = toupper((unsigned char)*p);
 	for (m = pmu_models; m->cpuid_re; m++) {
-		if (row_matches(m->cpuid_re, cpuid))
+		if (row_matches(m->cpuid_re, id))
 			return m;
-		if (dashes(m->cpuid_re) == 3 && dashes(cpuid) == 2) {
-			char id[80];
-
-			snprintf(id, sizeof(id), "%s-0", cpuid);
-			stepped |= row_matches(m->cpuid_re, id);
-			snprintf(id, sizeof(id), "%s-F", cpuid);
-			stepped |= row_matches(m->cpuid_re, id);
-		}
+		stepped |= needs_stepping(m->cpuid_re, id);
 	}
 	if (stepped)
 		snprintf(why, n, "perf's mapfile.csv tells models of %s apart "
-			 "by stepping: give VENDOR-FAMILY-MODEL-STEPPING",
-			 cpuid);
+			 "by stepping: give VENDOR-FAMILY-MODEL-STEPPING", id);
 	else
 		snprintf(why, n, "no row of perf's mapfile.csv matches %s "
 			 "(VENDOR-FAMILY-MODEL[-STEPPING], family decimal, "
-			 "model hex, e.g. GenuineIntel-6-8F)", cpuid);
+			 "model hex, e.g. GenuineIntel-6-8F)", id);
 	return NULL;
 }
 

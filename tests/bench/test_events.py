@@ -114,6 +114,10 @@ class TestEvents(unittest.TestCase):
         self.assertEqual(events("GenuineIntel-6-55-7")[0][1], "cascadelakex")
         self.assertEqual(events("GenuineIntel-6-55-4")[0][1], "skylakex")
 
+    def test_lower_case_hex_is_accepted(self):
+        self.assertEqual(events("GenuineIntel-6-8f")[0][1], "sapphirerapids")
+        self.assertEqual(events("GenuineIntel-6-55-a")[0][1], "cascadelakex")
+
     def test_unknown_cpu_is_a_clear_error(self):
         out = benchtool("events", "--cpuid", "GenuineIntel-99-1")
         self.assertEqual(out.returncode, 1)
