@@ -274,6 +274,17 @@ void counters_stop(struct counters *c, struct counter_values *out)
 	}
 }
 
+const char *counters_model_preset(const struct counters *c)
+{
+	const char *p = c->model ? pmu_preset(c->model, where.pmu) : NULL;
+
+	if (p)
+		return p;
+	progress("warning: no TLB-model preset fits %s (PMU %s); modelling "
+		 "skylake", c->model ? c->model->model : c->cpuid, where.pmu);
+	return "skylake";
+}
+
 static void emit_pmu_meta(const struct counters *c)
 {
 	const char *preset = c->model ? pmu_preset(c->model, where.pmu) : NULL;

@@ -60,6 +60,11 @@ void counters_open(struct counters *c);
 void counters_start(struct counters *c);
 /* this repetition's counts, each scaled by this repetition's times */
 void counters_stop(struct counters *c, struct counter_values *out);
+/*
+ * The TLB-model preset for the pinned core (bench/pmu.c's list); when none
+ * fits, says so and gives the runner's default, "skylake".
+ */
+const char *counters_model_preset(const struct counters *c);
 /* prints "@meta counters {...}" and "@meta pmu {...}" */
 void counters_emit_meta(const struct counters *c);
 

@@ -259,7 +259,8 @@ static void usage(FILE *f)
 "  --backings LIST  comma list (default: all)\n"
 "  --hop line|page|both   chase: one hop per cache line or per 4K page\n"
 "  --hops N         chase: hops per repetition (1M)\n"
-"  --model NAME     chase: TLB model preset or spec (skylake)\n"
+"  --model NAME     chase: TLB model preset or spec (skylake); auto: the\n"
+"                   preset that fits the pinned core\n"
 "  --model-cap N    chase: model accesses counted, after as many warm (65536)\n"
 "  --min-bytes SIZE stream: bytes per repetition (256M); fault: size (64M)\n"
 "  -v               more progress\n"
@@ -406,6 +407,8 @@ int main(int argc, char **argv)
 	pin(&o);
 	check_timer();
 	counters_open(&c);
+	if (!strcmp(o.model, "auto"))
+		o.model = counters_model_preset(&c);
 
 	emit_env_meta();
 	json_str(esc, sizeof(esc), o.model);

@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """Counter reading and placement (bench/pmu.c): multiplex scaling per
 repetition, and the CPU/PMU choice on hybrid parts, against a fake sysfs."""
+import json
 import os
+import subprocess
 import tempfile
 import unittest
 
-from common import benchtool
+from common import BINDIR, benchtool
 
 
 def scale(v0, v1, e0, e1, r0, r1):
@@ -84,6 +86,46 @@ class TestPickCpu(unittest.TestCase):
     def test_no_pmu_in_sysfs(self):
         # a guest without a PMU: no type, the CPU is still chosen
         self.assertEqual(pick(self.tmp.name, "0,2"), (2, "cpu", -1))
+
+
+def chase_meta(*args):
+    out = subprocess.run([os.path.join(BINDIR, "chase"), "--sizes", "16K",
+                          "--reps", "1", "--warmup", "0", "--hops", "1000",
+                          "--backings", "devzero"] + list(args),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    meta = {}
+    for line in out.stdout.splitlines():
+        if line.startswith("@meta "):
+            _, key, val = line.split(" ", 2)
+            meta[key] = json.loads(val)
+    return meta, out.stdout
+
+
+class TestRunnerMeta(unittest.TestCase):
+    """What the chase writes about its counters on this host."""
+
+    def test_counters_say_where_they_ran(self):
+        meta, _ = chase_meta()
+        pmu = meta["pmu"]
+        self.assertEqual(pmu["cpu"], meta["method"]["cpu_pinned"])
+        for name, c in meta["counters"].items():
+            self.assertIn(c["pmu"], (pmu["pmu"], "software"), name)
+            if not c["available"]:
+                self.assertTrue(c["reason"], name)
+        cols = {c["column"]: n for n, c in meta["counters"].items()}
+        self.assertIn("l1_dtlb_misses_per_1k", cols)
+        self.assertIn("walks_per_1k", cols)
+        self.assertNotEqual(cols["l1_dtlb_misses_per_1k"],
+                            cols["walks_per_1k"])
+
+    def test_model_auto_takes_the_cores_preset(self):
+        meta, out = chase_meta("--model", "auto")
+        preset = meta["pmu"]["preset"]
+        self.assertEqual(meta["method"]["model"], preset or "skylake")
+        self.assertEqual(meta["tlb_geometry"]["name"], preset or "skylake")
+        if preset is None:
+            self.assertIn("no TLB-model preset fits", out)
 
 
 if __name__ == "__main__":
