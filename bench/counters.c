@@ -176,12 +176,12 @@ static void open_role(struct counters *c, int ev, int role,
 static void probe(struct counters *c)
 {
 	struct counter_values v;
-	volatile unsigned long spin = 0;
+	unsigned long spin;
 	int ev;
 
 	counters_start(c);
-	while (spin < 200000)
-		spin++;
+	for (spin = 0; spin < 200000; spin++)
+		__asm__ volatile("" ::: "memory");	/* kept: work to count */
 	counters_stop(c, &v);
 	for (ev = 0; ev < EV_NR; ev++)
 		if (c->nparts[ev] && !v.ok[ev]) {

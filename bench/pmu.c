@@ -59,8 +59,10 @@ static int dashes(const char *s)
 	return n;
 }
 
-/* perf's rule: the match must cover the id (less the stepping if the row
- * names none) */
+/*
+ * perf's rule: the match must cover the id (less the stepping if the row
+ * names none)
+ */
 static int row_matches(const char *re_src, const char *id)
 {
 	size_t want = strlen(id);

@@ -119,9 +119,8 @@ static int parse_array(const char *s, struct tlb_array *a)
 			a->ways = strtoul(tok, NULL, 10);
 		} else if (field == 3 && !strcmp(tok, "smash")) {
 			a->smash = 1;
-		} else if (field >= 3 && a->policy < 0 &&
-			   (a->policy = policy_of(tok)) >= 0) {
-			continue;
+		} else if (field >= 3 && a->policy < 0 && policy_of(tok) >= 0) {
+			a->policy = policy_of(tok);
 		} else {
 			return -1;
 		}

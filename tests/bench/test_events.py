@@ -72,7 +72,8 @@ class TestEvents(unittest.TestCase):
                     if f[1] == "none":
                         self.assertIn("JSON has no", f[3], cid)
                     else:
-                        self.assertRegex(f[2], r"^0x[0-9a-f]+(\+0x[0-9a-f]+)*$")
+                        self.assertRegex(f[2],
+                                         r"^0x[0-9a-f]+(\+0x[0-9a-f]+)*$")
                         self.assertEqual(f[1].count("+"), f[2].count("+"))
                 self.assertIn("preset", got)
 

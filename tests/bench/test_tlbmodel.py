@@ -154,7 +154,8 @@ class TestGeometry(unittest.TestCase):
         self.assertIn("Skylake", g["source"])
         self.assertEqual([(a["page_sizes"], a["entries"], a["ways"],
                            a["sets"], a["policy"]) for a in g["l1"]],
-                         [(["4K"], 64, 4, 16, "lru"), (["2M"], 32, 4, 8, "lru"),
+                         [(["4K"], 64, 4, 16, "lru"),
+                          (["2M"], 32, 4, 8, "lru"),
                           (["1G"], 4, 4, 1, "lru")])
         self.assertEqual(g["l2"][0]["page_sizes"], ["4K", "2M"])
         self.assertEqual(g["default_policy"], "lru")
