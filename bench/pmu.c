@@ -19,8 +19,13 @@ const char *const pmu_role_names[PMU_ROLE_NR] = {
 
 /*
  * TLB-model presets (bench/tlbmodel.c) by pmu-events model and core PMU.
- * perf's tables say nothing of TLB geometry, so this list is ours; a core
- * missing here has no preset whose geometry was checked for it.
+ * perf's tables say nothing of TLB geometry, so this list is ours: the
+ * CPUs the earlier hand-kept list in bench/run.py gave each preset, now
+ * named by perf's model.  Skylake-SP and Cascade Lake share Skylake's
+ * core; Raptor Lake (in perf's alderlake row), Emerald and Granite Rapids
+ * keep the Golden Cove preset they had, which was not checked against
+ * their own manuals.  A core missing here (Haswell, Ice Lake, Zen 1 and 5,
+ * every E-core) has no preset whose geometry fits it.
  */
 static const struct {
 	const char *model, *pmu, *preset;
