@@ -98,6 +98,17 @@ class TestEvents(unittest.TestCase):
         self.assertEqual(by[("l1_miss", "cpu_atom")][1], "none")
         self.assertEqual(by[("preset", "cpu_core")][1], "goldencove")
 
+    def test_sums_and_distrusted_encodings(self):
+        # Goldmont Plus has walk events per page size only: their sum
+        _, body = events("GenuineIntel-6-7A")
+        walk = [f for f in body if f[0] == "walk"][0]
+        self.assertEqual(walk[2], "0x208+0x408+0x808")
+        # Bonnell's JSON gives D_SIDE_WALKS the encoding of D_SIDE_CYCLES
+        _, body = events("GenuineIntel-6-1C")
+        walk = [f for f in body if f[0] == "walk"][0]
+        self.assertEqual(walk[1], "none")
+        self.assertIn("encoding of PAGE_WALKS.D_SIDE_CYCLES", walk[3])
+
     def test_presets(self):
         for cid, preset in (("GenuineIntel-6-5E", "skylake"),
                             ("GenuineIntel-6-8F", "goldencove"),
