@@ -220,7 +220,8 @@ const struct bench_opt runner_opts[] = {
 	{ .name = "seed", .arg = "N", .kind = OPT_COUNT, .dst = &opts.seed,
 	  .help = "seed of every random order and layout (1)" },
 	{ .name = "cpu", .arg = "N", .kind = OPT_INT, .dst = &opts.cpu,
-	  .help = "CPU to pin to (default: the last one allowed)" },
+	  .help = "CPU to pin to (default: the last one allowed; a P-core on "
+	  "hybrid Intel parts)" },
 	{ .name = "backings", .arg = "LIST", .kind = OPT_STR,
 	  .dst = &opts.backings,
 	  .help = "comma list of backings (default: all)" },
@@ -504,21 +505,17 @@ static void parse_opts(int argc, char **argv)
 	if (!opts.nsizes)
 		die_usage("no working-set size between --min and --max");
 }
+
+/* pins to o->cpu, or to a CPU the counters can count on (counters.h) */
 static void pin(struct run_opts *o)
 {
 	cpu_set_t set;
-	int i;
 
 	if (sched_getaffinity(0, sizeof(set), &set)) {
 		o->cpu = -1;
 		return;
 	}
-	if (o->cpu < 0)
-		for (i = CPU_SETSIZE - 1; i >= 0; i--)
-			if (CPU_ISSET(i, &set)) {
-				o->cpu = i;
-				break;
-			}
+	o->cpu = counters_pick_cpu(&set, o->cpu);
 	CPU_ZERO(&set);
 	CPU_SET(o->cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set)) {
@@ -708,6 +705,8 @@ int runner_main(int argc, char **argv)
 	pin(&opts);
 	check_timer();
 	counters_open(&c);
+	if (cur->start)
+		cur->start(&c);
 
 	emit_env_meta();
 	emit_method_meta(off);

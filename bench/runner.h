@@ -95,6 +95,8 @@ struct bench {
 	int maps_own;
 	/* checks the parsed options: 0, or -1 with why and how to fix it */
 	int (*check)(char *why, size_t n);
+	/* once the counters are open, before the metadata; may be NULL */
+	void (*start)(struct counters *c);
 	/* writes one size's rows; 0, or -1 when the backing failed */
 	int (*measure)(const struct bench_ctx *x);
 };
