@@ -87,11 +87,17 @@ void check_duration(double ns)
 
 /* -- output --------------------------------------------------------------- */
 
+/* benchtool links the library code too, and runs no benchmark */
+static const char *cur_name(void)
+{
+	return cur ? cur->name : "benchtool";
+}
+
 void progress(const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("# %s: ", cur->name);
+	printf("# %s: ", cur_name());
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -119,9 +125,9 @@ void emit_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	printf("@error %s %s\n", cur->name, msg);
+	printf("@error %s %s\n", cur_name(), msg);
 	fflush(stdout);
-	fprintf(stderr, "%s: FAILED: %s\n", cur->name, msg);
+	fprintf(stderr, "%s: FAILED: %s\n", cur_name(), msg);
 }
 
 void json_str(char *dst, size_t n, const char *s)
