@@ -247,9 +247,15 @@ static int parse_size(const char *s, unsigned long long *v)
 	if (end == s || errno || d < 0)
 		return -1;
 	switch (*end) {
-	case 'G': case 'g': d *= 1 << 30; end++; break;
-	case 'M': case 'm': d *= 1 << 20; end++; break;
-	case 'K': case 'k': d *= 1 << 10; end++; break;
+	case 'G': case 'g':
+		d *= 1024;
+		/* fall through */
+	case 'M': case 'm':
+		d *= 1024;
+		/* fall through */
+	case 'K': case 'k':
+		d *= 1024;
+		end++;
 	}
 	if (*end || d >= 18e18)
 		return -1;

@@ -72,8 +72,8 @@ struct bench_ctx {
 	const struct run_opts *o;
 	struct counters *c;
 	const struct backing *b;
-	const struct mapping *m;	/* the largest working set, touched and
-					   verified; NULL for maps_own */
+	/* the largest working set, touched and verified; NULL for maps_own */
+	const struct mapping *m;
 	unsigned long page_kb;		/* the verified page size */
 	int si;				/* index into o->sizes */
 };
