@@ -23,21 +23,46 @@ BENCH_SRCS := $(shell grep -l '^BENCH_REGISTER' bench/*.c)
 BENCH_NAMES := $(basename $(notdir $(BENCH_SRCS)))
 BENCH_BINS := $(addprefix $(BENCH_DIR)/,$(BENCH_NAMES))
 BENCH_TOOLS := $(BENCH_DIR)/benchtool
+
+# Hardware events: perf's pmu-events JSON for x86, extracted once from the
+# kernel tarball (the one kernel/build.sh builds) and turned into a C table
+# (bench/pmu.h, bench/events/gen_table.py).
+KERNEL_TARBALL ?= /usr/src/linux-source-6.12.tar.xz
+PMU_EVENTS_SRC := build/pmu-events
+PMU_EVENTS_ARCH := $(PMU_EVENTS_SRC)/tools/perf/pmu-events/arch/x86
+
 BENCH_LIB_SRC := $(filter-out $(BENCH_SRCS) bench/main.c bench/benchtool.c,\
-		   $(wildcard bench/*.c))
+		   $(wildcard bench/*.c)) $(BENCH_DIR)/pmu-events.c
 BENCH_HDRS := $(wildcard bench/*.h)
 
 $(BENCH_DIR):
 	mkdir -p $@
 
+# perf's event tables, extracted once (see the variables above)
+$(PMU_EVENTS_SRC)/.extracted: $(wildcard $(KERNEL_TARBALL))
+	@test -f "$(KERNEL_TARBALL)" || { echo "bench: no kernel source at" \
+		"$(KERNEL_TARBALL) for perf's event tables: run 'make deps'" \
+		"(Debian package linux-source-6.12) or set KERNEL_TARBALL" >&2; \
+		exit 1; }
+	rm -rf $(PMU_EVENTS_SRC) && mkdir -p $(PMU_EVENTS_SRC)
+	tar -xJf $(KERNEL_TARBALL) -C $(PMU_EVENTS_SRC) --strip-components=1 \
+		--wildcards '*/tools/perf/pmu-events/arch/x86/*'
+	touch $@
+
+$(BENCH_DIR)/pmu-events.c: $(PMU_EVENTS_SRC)/.extracted \
+		bench/events/gen_table.py | $(BENCH_DIR)
+	python3 bench/events/gen_table.py $(PMU_EVENTS_ARCH) $@
+
 $(BENCH_BINS): $(BENCH_DIR)/%: bench/%.c bench/main.c $(BENCH_LIB_SRC) \
 		$(BENCH_HDRS) bench/bench.mk | $(BENCH_DIR)
-	$(BENCH_CC) $(BENCH_CFLAGS) -o $@ bench/main.c $< $(BENCH_LIB_SRC) -lm
+	$(BENCH_CC) $(BENCH_CFLAGS) -Ibench -o $@ bench/main.c $< \
+		$(BENCH_LIB_SRC) -lm
 
 # every benchmark, so that `benchtool contract` lists them all
 $(BENCH_TOOLS): bench/benchtool.c $(BENCH_SRCS) $(BENCH_LIB_SRC) \
 		$(BENCH_HDRS) bench/bench.mk | $(BENCH_DIR)
-	$(BENCH_CC) $(BENCH_CFLAGS) -o $@ $< $(BENCH_SRCS) $(BENCH_LIB_SRC) -lm
+	$(BENCH_CC) $(BENCH_CFLAGS) -Ibench -o $@ $< $(BENCH_SRCS) \
+		$(BENCH_LIB_SRC) -lm
 
 .PHONY: bench-bins bench-guest bench-native test-bench
 bench-bins: $(BENCH_BINS) $(BENCH_TOOLS)

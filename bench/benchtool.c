@@ -12,11 +12,18 @@
  *   benchtool presets           prints "name<TAB>spec<TAB>source" lines
  *   benchtool layout PAGES [SEED]   the byte offset of each page-hop
  *                               element (chase --hop page, stream stride)
+ *   benchtool geometry SPEC|PRESET   the model's geometry as JSON
+ *   benchtool events [--cpuid ID]   the counter events for a CPU (default
+ *                               this one), from perf's pmu-events tables
+ *   benchtool pickcpu --sysfs ROOT --allowed LIST [--cpu N]
+ *                               the CPU and PMU the runner would measure on
+ *   benchtool scale V0 V1 E0 E1 R0 R1   one repetition's scaled count
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pmu.h"
 #include "runner.h"
 #include "stats.h"
 #include "tlbmodel.h"
@@ -151,6 +158,119 @@ static int cmd_layout(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * events: a line "model NAME VERSION MAPFILE-ROW", then per core PMU
+ *   ROLE NAME CONFIG PMU          (NAME and CONFIG "+"-joined for a sum)
+ *   ROLE none PMU REASON          when the role has no event
+ *   preset NAME PMU               the TLB-model preset ("none" if none)
+ */
+static int cmd_events(int argc, char **argv)
+{
+	char id[128], why[256], name[512], cfg[128];
+	const struct pmu_model *m;
+	int i, r;
+
+	if (argc == 4 && !strcmp(argv[2], "--cpuid")) {
+		snprintf(id, sizeof(id), "%s", argv[3]);
+	} else if (argc != 2 || pmu_host_cpuid(id, sizeof(id))) {
+		fprintf(stderr, argc == 2 ? "benchtool: cannot read this CPU's "
+			"vendor, family, model and stepping from /proc/cpuinfo\n"
+			: "usage: benchtool events [--cpuid VENDOR-FAMILY-MODEL"
+			"[-STEPPING]]\n");
+		return argc == 2 ? 1 : 64;
+	}
+	m = pmu_model_find(id, why, sizeof(why));
+	if (!m) {
+		fprintf(stderr, "benchtool: %s\n", why);
+		return 1;
+	}
+	printf("model %s %s %s\n", m->model, m->version, m->cpuid_re);
+	for (i = 0; i < m->npmus; i++) {
+		const struct pmu_core *p = &m->pmus[i];
+		const char *preset = pmu_preset(m, p->pmu);
+
+		for (r = 0; r < PMU_ROLE_NR; r++) {
+			if (!p->role[r].nparts) {
+				printf("%s none %s %s\n", pmu_role_names[r],
+				       p->pmu, p->role[r].reason);
+				continue;
+			}
+			pmu_role_format(&p->role[r], name, sizeof(name), cfg,
+					sizeof(cfg));
+			printf("%s %s %s %s\n", pmu_role_names[r], name, cfg,
+			       p->pmu);
+		}
+		printf("preset %s %s\n", preset ? preset : "none", p->pmu);
+	}
+	return 0;
+}
+
+/* pickcpu: "cpu N pmu NAME type T" */
+static int cmd_pickcpu(int argc, char **argv)
+{
+	const char *sysfs = NULL, *allowed = NULL;
+	struct pmu_choice ch;
+	cpu_set_t set;
+	int i, want = -1;
+
+	for (i = 2; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--sysfs"))
+			sysfs = argv[i + 1];
+		else if (!strcmp(argv[i], "--allowed"))
+			allowed = argv[i + 1];
+		else if (!strcmp(argv[i], "--cpu"))
+			want = atoi(argv[i + 1]);
+		else
+			break;
+	}
+	if (i != argc || !sysfs || !allowed ||
+	    pmu_parse_cpulist(allowed, &set)) {
+		fprintf(stderr, "usage: benchtool pickcpu --sysfs ROOT "
+			"--allowed CPULIST [--cpu N]\n");
+		return 64;
+	}
+	pmu_pick_cpu(sysfs, &set, want, &ch);
+	printf("cpu %d pmu %s type %d\n", ch.cpu, ch.pmu, ch.type);
+	return 0;
+}
+
+/* geometry: the JSON line the runner writes as "@meta tlb_geometry" */
+static int cmd_geometry(int argc, char **argv)
+{
+	const char *name = argv[2];
+	struct tlb_model m;
+	char buf[4096];
+	int rc;
+
+	if (argc != 3)
+		return -1;
+	if (tlb_init(&m, name)) {
+		fprintf(stderr, "benchtool: bad TLB spec '%s'\n", name);
+		return 1;
+	}
+	rc = tlb_geometry_json(&m, name, buf, sizeof(buf));
+	if (!rc)
+		printf("%s\n", buf);
+	tlb_free(&m);
+	return rc ? 1 : 0;
+}
+
+/* scale: "VALUE OK" */
+static int cmd_scale(int argc, char **argv)
+{
+	uint64_t a[6];
+	double v;
+	int i, ok;
+
+	if (argc != 8)
+		return -1;
+	for (i = 0; i < 6; i++)
+		a[i] = strtoull(argv[i + 2], NULL, 0);
+	v = pmu_scale(a[0], a[1], a[2], a[3], a[4], a[5], &ok);
+	printf("%.1f %d\n", v, ok);
+	return 0;
+}
+
 static const struct {
 	const char *name, *usage;
 	int (*fn)(int argc, char **argv);
@@ -160,6 +280,12 @@ static const struct {
 	{ "tlb", "tlb SPEC < trace", cmd_tlb },
 	{ "presets", "presets", cmd_presets },
 	{ "layout", "layout PAGES [SEED]", cmd_layout },
+	{ "geometry", "geometry SPEC|PRESET", cmd_geometry },
+	{ "events", "events [--cpuid VENDOR-FAMILY-MODEL[-STEPPING]]",
+	  cmd_events },
+	{ "pickcpu", "pickcpu --sysfs ROOT --allowed CPULIST [--cpu N]",
+	  cmd_pickcpu },
+	{ "scale", "scale V0 V1 E0 E1 R0 R1", cmd_scale },
 };
 
 int main(int argc, char **argv)

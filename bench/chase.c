@@ -44,7 +44,8 @@ static const struct bench_opt chase_opts[] = {
 	{ .name = "hops", .arg = "N", .help = "hops per repetition (1M)",
 	  .kind = OPT_COUNT, .dst = &hops, .min = UNROLL },
 	{ .name = "model", .arg = "NAME", .kind = OPT_STR, .dst = &model,
-	  .help = "TLB model preset or spec (skylake; bench/tlbmodel.h)" },
+	  .help = "TLB model preset or spec (skylake; bench/tlbmodel.h); "
+	  "auto: the preset that fits the pinned core" },
 	{ .name = "model-cap", .arg = "N", .kind = OPT_COUNT,
 	  .help = "model accesses counted, after as many warm (65536)",
 	  .dst = &model_cap, .min = 1 },
@@ -271,18 +272,29 @@ static int check(char *why, size_t n)
 	struct tlb_model m;
 	int i, l;
 
+	if (!strcmp(model, "auto"))
+		return 0;
 	if (!tlb_init(&m, model)) {
 		tlb_free(&m);
 		return 0;
 	}
-	l = snprintf(why, n, "--model: '%s' is neither a preset (", model);
+	l = snprintf(why, n, "--model: '%s' is not auto, a preset (",
+		     model);
 	for (i = 0; tlb_presets[i].name && l < (int)n; i++)
 		l += snprintf(why + l, n - l, "%s%s", i ? ", " : "",
 			      tlb_presets[i].name);
 	if (l < (int)n)
-		snprintf(why + l, n - l, ") nor a valid spec (see "
+		snprintf(why + l, n - l, ") or a valid spec (see "
 			 "bench/tlbmodel.h)");
 	return -1;
+}
+
+/* --model auto: the preset of the core the counters run on */
+static void start(struct counters *c)
+{
+	if (!strcmp(model, "auto"))
+		model = counters_model_preset(c);
+	tlb_emit_meta(model);
 }
 
 static const struct bench chase_bench = {
@@ -297,6 +309,7 @@ static const struct bench chase_bench = {
 	.lower_is_better = 1,
 	.opts = chase_opts,
 	.check = check,
+	.start = start,
 	.measure = measure,
 };
 BENCH_REGISTER(chase_bench);

@@ -2,21 +2,21 @@
 /*
  * counters.c - the counter group.
  *
- * Generic events: cycles, instructions, dTLB-load-misses and
- * dTLB-store-misses (PERF_TYPE_HW_CACHE, DTLB read/write miss), software
- * page-faults.  Page walks have no generic event, so a raw event is chosen
- * by CPU:
- *   Intel Skylake .. Ice Lake/Tiger Lake (family 6): DTLB_LOAD_MISSES.
- *     WALK_COMPLETED, event 0x08 umask 0x0e (Intel SDM vol. 3B, perfmon
- *     event tables for Skylake) -> raw 0x0e08.
- *   Intel Golden Cove and later P-cores (Alder Lake, Sapphire Rapids):
- *     DTLB_LOAD_MISSES.WALK_COMPLETED moved to event 0x12 umask 0x0e
- *     -> raw 0x0e12.
- *   AMD Zen 2/3/4/5 (family 0x17/0x19/0x1a): PMCx045 LsL1DTlbMiss with the
- *     unit mask bits 7:4 (L1 DTLB miss that also missed the L2 DTLB, i.e.
- *     a table walk; perf's ls_l1_d_tlb_miss.all_l2_miss, AMD PPR for
- *     family 19h) -> raw 0xf045.
- * Anything else leaves the walks column empty with the reason stated.
+ * cycles and instructions (generic hardware events), software page-faults,
+ * and two TLB roles with raw events from perf's pmu-events tables
+ * (bench/pmu.h, bench/events/gen_table.py says how they are chosen):
+ *   EV_L1_DTLB_MISS  loads that missed the first-level dTLB
+ *   EV_WALK          completed page walks caused by loads
+ * The generic dTLB-load-misses event is not used: the kernel maps it to
+ * the walk event itself (DTLB_LOAD_MISSES.WALK_COMPLETED 0x0e08 up to Ice
+ * Lake, 0x0e12 on Golden Cove, 0xf045 on AMD family 17h+:
+ * arch/x86/events/intel/core.c, arch/x86/events/amd/core.c).
+ *
+ * All events are opened on the PMU of the core the runner pins to: on a
+ * hybrid Intel part an event without that PMU's type binds to cpu_core and
+ * never runs on an E-core.  Raw events carry the PMU's perf type in
+ * attr.type, generic hardware events in the upper half of attr.config
+ * (PERF_PMU_TYPE_SHIFT, include/uapi/linux/perf_event.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,207 +30,296 @@
 #include "counters.h"
 #include "runner.h"
 
-struct ev_desc {
-	uint32_t type;
-	uint64_t config;
-	const char *name;
+static struct pmu_choice where = { .cpu = -1, .pmu = "cpu", .type = -1 };
+
+static const char *const column[EV_NR] = {
+	[EV_CYCLES] = "cycles_per_access",
+	[EV_PAGE_FAULTS] = "faults",
+	[EV_L1_DTLB_MISS] = "l1_dtlb_misses_per_1k",
+	[EV_WALK] = "walks_per_1k",
 };
+
+int counters_pick_cpu(const cpu_set_t *allowed, int want)
+{
+	pmu_pick_cpu("/sys", allowed, want, &where);
+	return where.cpu;
+}
 
 static long perf_open(struct perf_event_attr *a, int group)
 {
 	return syscall(SYS_perf_event_open, a, 0, -1, group, 0);
 }
 
-/* vendor, family, model from /proc/cpuinfo; returns 0 when found */
-static int cpu_id(char *vendor, size_t n, int *family, int *model)
+/*
+ * opens type/config in the group (or finds it already open); returns its
+ * index in c->fd, or -1 with the reason in why
+ */
+static int open_event(struct counters *c, uint32_t type, uint64_t config,
+		      char *why, size_t n)
 {
-	char line[256];
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	int got = 0;
+	struct perf_event_attr a;
+	long fd;
+	int i;
 
-	*family = *model = -1;
-	vendor[0] = 0;
-	if (!f)
+	for (i = 0; i < c->nfd; i++)
+		if (c->type[i] == type && c->cfg[i] == config)
+			return i;
+	if (c->nfd == COUNTERS_MAX_FDS) {
+		snprintf(why, n, "more than %d events", COUNTERS_MAX_FDS);
 		return -1;
-	while (fgets(line, sizeof(line), f) && got < 3) {
-		if (!strncmp(line, "vendor_id", 9)) {
-			sscanf(strchr(line, ':') + 1, " %63s", vendor);
-			got++;
-		} else if (!strncmp(line, "cpu family", 10)) {
-			sscanf(strchr(line, ':') + 1, "%d", family);
-			got++;
-		} else if (!strncmp(line, "model\t", 6)) {
-			sscanf(strchr(line, ':') + 1, "%d", model);
-			got++;
-		}
 	}
-	fclose(f);
-	(void)n;
-	return got == 3 ? 0 : -1;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = type;
+	a.config = config;
+	a.disabled = c->leader < 0;
+	a.exclude_hv = 1;
+	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID |
+			PERF_FORMAT_TOTAL_TIME_ENABLED |
+			PERF_FORMAT_TOTAL_TIME_RUNNING;
+	fd = perf_open(&a, c->leader);
+	if (fd < 0 && errno == EACCES) {
+		/* paranoid > 1 forbids kernel counting: user only */
+		a.exclude_kernel = 1;
+		fd = perf_open(&a, c->leader);
+	}
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(why, n, "perf_event_open on PMU %s: %s%s", where.pmu,
+			 strerror(e), (e == ENOENT || e == EOPNOTSUPP ||
+				       e == EINVAL) ?
+			 " (no such counter on this CPU/hypervisor)" : "");
+		return -1;
+	}
+	i = c->nfd++;
+	c->fd[i] = fd;
+	c->type[i] = type;
+	c->cfg[i] = config;
+	if (c->leader < 0)
+		c->leader = fd;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &c->id[i]) < 0)
+		c->id[i] = 0;
+	snprintf(why, n, "%s", a.exclude_kernel ? "user space only" : "");
+	return i;
 }
 
-/* fills *d with the page-walk event; returns 0, or -1 with why in reason */
-static int walk_event(struct ev_desc *d, char *reason, size_t n)
+/* the generic hardware event id on the picked PMU */
+static void open_hw(struct counters *c, int ev, uint64_t id, const char *name)
 {
-	static const int skl[] = { 0x4e, 0x5e, 0x55, 0x8e, 0x9e, 0xa5, 0xa6,
-				   0x66, 0x6a, 0x6c, 0x7d, 0x7e, 0x8c, 0x8d };
-	static const int glc[] = { 0x97, 0x9a, 0xb7, 0xba, 0xbf, 0x8f, 0xcf,
-				   0xaa, 0xac, 0xad, 0xae, 0xc5, 0xc6 };
-	char vendor[64];
-	int fam, model;
-	size_t i;
+	int hybrid = strcmp(where.pmu, "cpu") && where.type > 0;
+	uint64_t cfg = id | (hybrid ? (uint64_t)where.type << PERF_PMU_TYPE_SHIFT
+			     : 0);
+	int i = open_event(c, PERF_TYPE_HARDWARE, cfg, c->reason[ev],
+			   sizeof(c->reason[ev]));
 
-	d->type = PERF_TYPE_RAW;
-	if (cpu_id(vendor, sizeof(vendor), &fam, &model)) {
-		snprintf(reason, n, "cannot identify the CPU from /proc/cpuinfo");
-		return -1;
+	snprintf(c->name[ev], sizeof(c->name[ev]), "%s", name);
+	snprintf(c->config[ev], sizeof(c->config[ev]), "0x%llx",
+		 (unsigned long long)cfg);
+	c->nparts[ev] = i >= 0;
+	c->part[ev][0] = i;
+}
+
+/* the core's events for a TLB role, or the reason there are none */
+static const struct pmu_role_events *role_events(struct counters *c,
+						 int role, char *why,
+						 size_t n)
+{
+	const struct pmu_core *core;
+
+	if (!c->cpuid[0]) {
+		snprintf(why, n, "cannot read this CPU's vendor, family, model "
+			 "and stepping from /proc/cpuinfo");
+		return NULL;
 	}
-	if (!strcmp(vendor, "GenuineIntel") && fam == 6) {
-		for (i = 0; i < sizeof(skl) / sizeof(skl[0]); i++)
-			if (model == skl[i]) {
-				d->config = 0x0e08;
-				d->name = "DTLB_LOAD_MISSES.WALK_COMPLETED";
-				return 0;
-			}
-		for (i = 0; i < sizeof(glc) / sizeof(glc[0]); i++)
-			if (model == glc[i]) {
-				d->config = 0x0e12;
-				d->name = "DTLB_LOAD_MISSES.WALK_COMPLETED";
-				return 0;
-			}
+	if (!c->model) {
+		pmu_model_find(c->cpuid, why, n);
+		return NULL;
 	}
-	if (!strcmp(vendor, "AuthenticAMD") &&
-	    (fam == 0x17 || fam == 0x19 || fam == 0x1a)) {
-		d->config = 0xf045;
-		d->name = "ls_l1_d_tlb_miss.all_l2_miss";
-		return 0;
+	core = pmu_core_find(c->model, where.pmu);
+	if (!core) {
+		snprintf(why, n, "perf's %s tables have no events for PMU %s",
+			 c->model->model, where.pmu);
+		return NULL;
 	}
-	snprintf(reason, n, "no page-walk event known for %s family %d model %d",
-		 vendor, fam, model);
-	return -1;
+	if (!core->role[role].nparts) {
+		snprintf(why, n, "%s", core->role[role].reason);
+		return NULL;
+	}
+	return &core->role[role];
+}
+
+static void open_role(struct counters *c, int ev, int role,
+		      const char *placeholder)
+{
+	const struct pmu_role_events *r;
+	uint32_t type = where.type > 0 ? (uint32_t)where.type : PERF_TYPE_RAW;
+	int k, i;
+
+	r = role_events(c, role, c->reason[ev], sizeof(c->reason[ev]));
+	snprintf(c->name[ev], sizeof(c->name[ev]), "%s", placeholder);
+	if (!r)
+		return;
+	pmu_role_format(r, c->name[ev], sizeof(c->name[ev]), c->config[ev],
+			sizeof(c->config[ev]));
+	for (k = 0; k < r->nparts; k++) {
+		i = open_event(c, type, r->part[k].config, c->reason[ev],
+			       sizeof(c->reason[ev]));
+		if (i < 0)
+			return;
+		c->part[ev][k] = i;
+	}
+	c->nparts[ev] = r->nparts;
+}
+
+/* a short count: events that opened but never ran become unavailable */
+static void probe(struct counters *c)
+{
+	struct counter_values v;
+	unsigned long spin;
+	int ev;
+
+	counters_start(c);
+	for (spin = 0; spin < 200000; spin++)
+		__asm__ volatile("" ::: "memory");	/* kept: work to count */
+	counters_stop(c, &v);
+	for (ev = 0; ev < EV_NR; ev++)
+		if (c->nparts[ev] && !v.ok[ev]) {
+			c->nparts[ev] = 0;
+			snprintf(c->reason[ev], sizeof(c->reason[ev]),
+				 "opened on PMU %s but never ran on CPU %d "
+				 "(time_running 0)", where.pmu, where.cpu);
+		}
 }
 
 void counters_open(struct counters *c)
 {
-	struct ev_desc ev[EV_NR] = {
-		[EV_CYCLES] = { PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
-				"cycles" },
-		[EV_INSTRUCTIONS] = { PERF_TYPE_HARDWARE,
-				      PERF_COUNT_HW_INSTRUCTIONS,
-				      "instructions" },
-		[EV_L1_DTLB_MISS] = { PERF_TYPE_HW_CACHE,
-			PERF_COUNT_HW_CACHE_DTLB |
-			(PERF_COUNT_HW_CACHE_OP_READ << 8) |
-			(PERF_COUNT_HW_CACHE_RESULT_MISS << 16),
-			"dTLB-load-misses" },
-		[EV_PAGE_FAULTS] = { PERF_TYPE_SOFTWARE,
-				     PERF_COUNT_SW_PAGE_FAULTS, "page-faults" },
-	};
-	int i, have_walk;
+	char why[256];
 
-	have_walk = !walk_event(&ev[EV_WALK], c->reason[EV_WALK],
-				sizeof(c->reason[0]));
-	if (!have_walk)
-		ev[EV_WALK].name = "page-walks";
+	memset(c, 0, sizeof(*c));
 	c->leader = -1;
-	for (i = 0; i < EV_NR; i++) {
-		struct perf_event_attr a;
-		long fd;
-
-		c->fd[i] = -1;
-		snprintf(c->name[i], sizeof(c->name[i]), "%s", ev[i].name);
-		if (i == EV_WALK && !have_walk)
-			continue;
-		memset(&a, 0, sizeof(a));
-		a.size = sizeof(a);
-		a.type = ev[i].type;
-		a.config = ev[i].config;
-		a.disabled = c->leader < 0;
-		a.exclude_kernel = 0;
-		a.exclude_hv = 1;
-		a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID |
-				PERF_FORMAT_TOTAL_TIME_ENABLED |
-				PERF_FORMAT_TOTAL_TIME_RUNNING;
-		fd = perf_open(&a, c->leader);
-		if (fd < 0 && errno == EACCES) {
-			/* paranoid > 1 forbids kernel counting: user only */
-			a.exclude_kernel = 1;
-			fd = perf_open(&a, c->leader);
-		}
-		if (fd < 0) {
-			int e = errno;
-
-			snprintf(c->reason[i], sizeof(c->reason[i]),
-				 "perf_event_open: %s%s", strerror(e),
-				 (e == ENOENT || e == EOPNOTSUPP || e == EINVAL) ?
-				 " (no such counter on this CPU/hypervisor)" :
-				 "");
-			continue;
-		}
-		c->fd[i] = fd;
-		if (c->leader < 0)
-			c->leader = fd;
-		if (ioctl(fd, PERF_EVENT_IOC_ID, &c->id[i]) < 0)
-			c->id[i] = 0;
-		snprintf(c->reason[i], sizeof(c->reason[i]), "%s",
-			 a.exclude_kernel ? "user space only" : "");
-	}
+	if (!pmu_host_cpuid(c->cpuid, sizeof(c->cpuid)))
+		c->model = pmu_model_find(c->cpuid, why, sizeof(why));
+	open_hw(c, EV_CYCLES, PERF_COUNT_HW_CPU_CYCLES, "cycles");
+	open_hw(c, EV_INSTRUCTIONS, PERF_COUNT_HW_INSTRUCTIONS,
+		"instructions");
+	c->part[EV_PAGE_FAULTS][0] = open_event(c, PERF_TYPE_SOFTWARE,
+		PERF_COUNT_SW_PAGE_FAULTS, c->reason[EV_PAGE_FAULTS],
+		sizeof(c->reason[EV_PAGE_FAULTS]));
+	c->nparts[EV_PAGE_FAULTS] = c->part[EV_PAGE_FAULTS][0] >= 0;
+	snprintf(c->name[EV_PAGE_FAULTS], sizeof(c->name[0]), "page-faults");
+	snprintf(c->config[EV_PAGE_FAULTS], sizeof(c->config[0]), "0x%x",
+		 PERF_COUNT_SW_PAGE_FAULTS);
+	open_role(c, EV_L1_DTLB_MISS, PMU_ROLE_L1_MISS, "l1-dtlb-load-misses");
+	open_role(c, EV_WALK, PMU_ROLE_WALK, "page-walks");
+	if (c->leader >= 0)
+		probe(c);
 }
 
+/* reads the group: counts by fd index into v, and the group's times */
+static int read_group(struct counters *c, uint64_t *v, uint64_t *ena,
+		      uint64_t *run)
+{
+	uint64_t buf[3 + 2 * COUNTERS_MAX_FDS], i;
+	int k;
+
+	if (read(c->leader, buf, sizeof(buf)) < (ssize_t)(3 * sizeof(buf[0])))
+		return -1;
+	*ena = buf[1];
+	*run = buf[2];
+	for (i = 0; i < buf[0] && i < COUNTERS_MAX_FDS; i++)
+		for (k = 0; k < c->nfd; k++)
+			if (c->id[k] == buf[4 + 2 * i])
+				v[k] = buf[3 + 2 * i];
+	return 0;
+}
+
+/*
+ * No PERF_EVENT_IOC_RESET: it zeroes the counts but not the times, so
+ * counts and times alike are taken as differences across the repetition.
+ */
 void counters_start(struct counters *c)
 {
 	if (c->leader < 0)
 		return;
-	ioctl(c->leader, PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP);
+	if (read_group(c, c->base, &c->base_ena, &c->base_run))
+		c->base_ena = c->base_run = 0;
 	ioctl(c->leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
 }
 
 void counters_stop(struct counters *c, struct counter_values *out)
 {
-	uint64_t buf[3 + 2 * EV_NR];
-	uint64_t nr, ena, run, i;
-	int j;
+	uint64_t v[COUNTERS_MAX_FDS] = { 0 }, ena, run;
+	int ev, k;
 
 	memset(out, 0, sizeof(*out));
 	if (c->leader < 0)
 		return;
 	ioctl(c->leader, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
-	if (read(c->leader, buf, sizeof(buf)) < (ssize_t)(3 * sizeof(uint64_t)))
+	if (read_group(c, v, &ena, &run))
 		return;
-	nr = buf[0];
-	ena = buf[1];
-	run = buf[2];
-	if (run == 0)
-		return;		/* never scheduled: nothing trustworthy */
-	for (i = 0; i < nr && i < EV_NR; i++) {
-		uint64_t val = buf[3 + 2 * i], id = buf[4 + 2 * i];
+	for (ev = 0; ev < EV_NR; ev++) {
+		double sum = 0;
+		int ok = c->nparts[ev] > 0, pok;
 
-		for (j = 0; j < EV_NR; j++) {
-			if (c->fd[j] < 0 || c->id[j] != id)
-				continue;
-			/* scale if the group was multiplexed */
-			out->v[j] = run < ena ?
-				(uint64_t)((double)val * ena / run) : val;
-			out->ok[j] = 1;
+		for (k = 0; k < c->nparts[ev]; k++) {
+			int i = c->part[ev][k];
+
+			sum += pmu_scale(c->base[i], v[i], c->base_ena, ena,
+					 c->base_run, run, &pok);
+			ok &= pok;
 		}
+		out->v[ev] = ok ? (uint64_t)(sum + 0.5) : 0;
+		out->ok[ev] = ok;
 	}
+}
+
+const char *counters_model_preset(const struct counters *c)
+{
+	const char *p = c->model ? pmu_preset(c->model, where.pmu) : NULL;
+
+	if (p)
+		return p;
+	progress("warning: no TLB-model preset fits %s (PMU %s); modelling "
+		 "skylake", c->model ? c->model->model : c->cpuid, where.pmu);
+	return "skylake";
+}
+
+static void emit_pmu_meta(const struct counters *c)
+{
+	const char *preset = c->model ? pmu_preset(c->model, where.pmu) : NULL;
+	const char *core = !strcmp(where.pmu, "cpu_core") ? "P-core" :
+			   !strcmp(where.pmu, "cpu_atom") ? "E-core" :
+			   "one core type";
+
+	printf("@meta pmu {\"cpuid\": \"%s\", \"pmu_events_model\": %s%s%s, "
+	       "\"pmu_events_version\": %s%s%s, \"pmu\": \"%s\", "
+	       "\"type\": %d, \"cpu\": %d, \"core_type\": \"%s\", "
+	       "\"preset\": %s%s%s}\n", c->cpuid,
+	       c->model ? "\"" : "", c->model ? c->model->model : "null",
+	       c->model ? "\"" : "", c->model ? "\"" : "",
+	       c->model ? c->model->version : "null", c->model ? "\"" : "",
+	       where.pmu, where.type, where.cpu, core, preset ? "\"" : "",
+	       preset ? preset : "null", preset ? "\"" : "");
 }
 
 void counters_emit_meta(const struct counters *c)
 {
-	char esc[400];
+	char esc[2][600];
 	int i;
 
 	printf("@meta counters {");
 	for (i = 0; i < EV_NR; i++) {
-		json_str(esc, sizeof(esc), c->reason[i]);
-		printf("%s\"%s\": {\"available\": %s, \"reason\": %s, "
-		       "\"column\": \"%s\"}", i ? ", " : "", c->name[i],
-		       c->fd[i] >= 0 ? "true" : "false", esc,
-		       i == EV_WALK ? "walks_per_1k" :
-		       i == EV_L1_DTLB_MISS ? "l1_dtlb_misses_per_1k" :
-		       i == EV_PAGE_FAULTS ? "faults" : "");
+		json_str(esc[0], sizeof(esc[0]), c->reason[i]);
+		json_str(esc[1], sizeof(esc[1]), c->name[i]);
+		printf("%s%s: {\"available\": %s, \"reason\": %s, "
+		       "\"column\": \"%s\", \"config\": \"%s\", "
+		       "\"pmu\": \"%s\"}", i ? ", " : "", esc[1],
+		       c->nparts[i] ? "true" : "false", esc[0],
+		       column[i] ? column[i] : "", c->config[i],
+		       i == EV_PAGE_FAULTS ? "software" : where.pmu);
 	}
 	printf("}\n");
+	emit_pmu_meta(c);
 	fflush(stdout);
 }

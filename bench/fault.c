@@ -99,7 +99,7 @@ static void emit(const struct bench_ctx *x, int md, size_t len, double *us,
 	stats_compute(us, x->o->reps, &st);
 	stats_compute(fl, x->o->reps, &sf);
 	/* the columns of fault_bench, in order */
-	emit_row("%s,%lu,%s,%s,%.3f,%zu,%s,%s,%.4f,%d,%s,%s,%.3f",
+	emit_row("%s,%lu,%s,%s,%.6g,%zu,%s,%s,%.4f,%d,%s,%s,%.3f",
 		 x->b->name, x->page_kb, mname[md],
 		 fmt_opt(b[0], 32, !setup, st.median / mb), sf.median / mb, len,
 		 fmt_opt(b[1], 32, !setup, st.min / mb),

@@ -87,11 +87,17 @@ void check_duration(double ns)
 
 /* -- output --------------------------------------------------------------- */
 
+/* benchtool links the library code too, and runs no benchmark */
+static const char *cur_name(void)
+{
+	return cur ? cur->name : "benchtool";
+}
+
 void progress(const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("# %s: ", cur->name);
+	printf("# %s: ", cur_name());
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -119,9 +125,9 @@ void emit_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	printf("@error %s %s\n", cur->name, msg);
+	printf("@error %s %s\n", cur_name(), msg);
 	fflush(stdout);
-	fprintf(stderr, "%s: FAILED: %s\n", cur->name, msg);
+	fprintf(stderr, "%s: FAILED: %s\n", cur_name(), msg);
 }
 
 void json_str(char *dst, size_t n, const char *s)
@@ -220,7 +226,8 @@ const struct bench_opt runner_opts[] = {
 	{ .name = "seed", .arg = "N", .kind = OPT_COUNT, .dst = &opts.seed,
 	  .help = "seed of every random order and layout (1)" },
 	{ .name = "cpu", .arg = "N", .kind = OPT_INT, .dst = &opts.cpu,
-	  .help = "CPU to pin to (default: the last one allowed)" },
+	  .help = "CPU to pin to (default: the last one allowed; a P-core on "
+	  "hybrid Intel parts)" },
 	{ .name = "backings", .arg = "LIST", .kind = OPT_STR,
 	  .dst = &opts.backings,
 	  .help = "comma list of backings (default: all)" },
@@ -240,9 +247,15 @@ static int parse_size(const char *s, unsigned long long *v)
 	if (end == s || errno || d < 0)
 		return -1;
 	switch (*end) {
-	case 'G': case 'g': d *= 1 << 30; end++; break;
-	case 'M': case 'm': d *= 1 << 20; end++; break;
-	case 'K': case 'k': d *= 1 << 10; end++; break;
+	case 'G': case 'g':
+		d *= 1024;
+		/* fall through */
+	case 'M': case 'm':
+		d *= 1024;
+		/* fall through */
+	case 'K': case 'k':
+		d *= 1024;
+		end++;
 	}
 	if (*end || d >= 18e18)
 		return -1;
@@ -504,21 +517,17 @@ static void parse_opts(int argc, char **argv)
 	if (!opts.nsizes)
 		die_usage("no working-set size between --min and --max");
 }
+
+/* pins to o->cpu, or to a CPU the counters can count on (counters.h) */
 static void pin(struct run_opts *o)
 {
 	cpu_set_t set;
-	int i;
 
 	if (sched_getaffinity(0, sizeof(set), &set)) {
 		o->cpu = -1;
 		return;
 	}
-	if (o->cpu < 0)
-		for (i = CPU_SETSIZE - 1; i >= 0; i--)
-			if (CPU_ISSET(i, &set)) {
-				o->cpu = i;
-				break;
-			}
+	o->cpu = counters_pick_cpu(&set, o->cpu);
 	CPU_ZERO(&set);
 	CPU_SET(o->cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set)) {
@@ -708,6 +717,8 @@ int runner_main(int argc, char **argv)
 	pin(&opts);
 	check_timer();
 	counters_open(&c);
+	if (cur->start)
+		cur->start(&c);
 
 	emit_env_meta();
 	emit_method_meta(off);

@@ -72,8 +72,8 @@ struct bench_ctx {
 	const struct run_opts *o;
 	struct counters *c;
 	const struct backing *b;
-	const struct mapping *m;	/* the largest working set, touched and
-					   verified; NULL for maps_own */
+	/* the largest working set, touched and verified; NULL for maps_own */
+	const struct mapping *m;
 	unsigned long page_kb;		/* the verified page size */
 	int si;				/* index into o->sizes */
 };
@@ -95,6 +95,8 @@ struct bench {
 	int maps_own;
 	/* checks the parsed options: 0, or -1 with why and how to fix it */
 	int (*check)(char *why, size_t n);
+	/* once the counters are open, before the metadata; may be NULL */
+	void (*start)(struct counters *c);
 	/* writes one size's rows; 0, or -1 when the backing failed */
 	int (*measure)(const struct bench_ctx *x);
 };

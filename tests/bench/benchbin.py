@@ -12,9 +12,9 @@ from common import BINDIR
 
 
 class BenchRun:
-    def __init__(self, bench, args, timeout=300):
+    def __init__(self, bench, args, timeout=300, bindir=BINDIR):
         self.bench = bench
-        proc = subprocess.Popen([os.path.join(BINDIR, bench)] + list(args),
+        proc = subprocess.Popen([os.path.join(bindir, bench)] + list(args),
                                 stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         try:

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """The TLB model (bench/tlbmodel.c) against hand-computed cases."""
+import json
 import unittest
 
 from common import benchtool
@@ -81,8 +82,101 @@ class TestTlbModel(unittest.TestCase):
             self.assertEqual(run(n, []), (0, 0, 0), n)
 
     def test_bad_spec_is_refused(self):
-        for spec in ("nonsense", "l1=4K:5:2", "l1=3K:4:4", "l2=4K:4:4"):
+        for spec in ("nonsense", "l1=4K:5:2", "l1=3K:4:4", "l2=4K:4:4",
+                     "l1=4K:4:4:mru", "l1=4K:4:4;policy=fifo",
+                     "l1=4K:4:4:lru:plru"):
             self.assertNotEqual(benchtool("tlb", spec).returncode, 0, spec)
+
+
+def trace(spec, vpns):
+    """(accesses, l1 misses, walks) of 4K pages vpns"""
+    return run(spec, pages(vpns))
+
+
+class TestPolicies(unittest.TestCase):
+    CYCLE = list(range(5)) * 3      # ways + 1 pages, swept 3 times
+
+    def test_lru_misses_every_time(self):
+        self.assertEqual(trace("l1=4K:4:4", self.CYCLE), (15, 15, 15))
+        self.assertEqual(trace("l1=4K:4:4:lru", self.CYCLE), (15, 15, 15))
+
+    def test_plru_by_hand(self):
+        # 4 ways, bits: root (left/right half), one per pair.  0-3 fill
+        # the empty ways 0-3; then the bits point to way 0.
+        #   4: evicts w0 (page 0)      0: evicts w2 (page 2)
+        #   1: hit in w1               2: evicts w3 (page 3)
+        #   3: evicts w0 (page 4)      4: evicts w2 (page 0)
+        #   0: evicts w1 (page 1)      1: evicts w3 (page 2)
+        #   2: evicts w0 (page 3)      3: evicts w2 (page 4)
+        #   4: evicts w1 (page 0)
+        # 15 accesses, one hit: 14 misses where LRU has 15.
+        self.assertEqual(trace("l1=4K:4:4:plru", self.CYCLE), (15, 14, 14))
+        self.assertEqual(trace("l1=4K:4:4;policy=plru", self.CYCLE),
+                         (15, 14, 14))
+
+    def test_random_softens_the_cliff(self):
+        seq = list(range(5)) * 100
+        acc, l1, walks = trace("l1=4K:4:4:random", seq)
+        self.assertEqual(acc, 500)
+        self.assertLess(l1, 400)           # LRU: 500
+        self.assertGreater(l1, 100)        # a 5-page cycle in 4 ways
+        self.assertEqual(trace("l1=4K:4:4:random", seq), (acc, l1, walks))
+
+    def test_empty_ways_fill_first(self):
+        for pol in ("lru", "plru", "random"):
+            self.assertEqual(trace("l1=4K:4:4:" + pol, list(range(4)) * 3),
+                             (12, 4, 4), pol)
+
+    def test_plru_with_ways_not_a_power_of_two(self):
+        # 3 ways (tree padded to 4): 3 pages stay, a 4th page cycles
+        self.assertEqual(trace("l1=4K:3:3:plru", [0, 1, 2] * 3), (9, 3, 3))
+        acc, l1, _ = trace("l1=4K:3:3:plru", [0, 1, 2, 3] * 10)
+        self.assertEqual(acc, 40)
+        self.assertLess(l1, 40)
+
+    def test_preset_with_policy(self):
+        # Skylake's L1 4K array is 16 sets x 4 ways: 5 pages of one set
+        vpns = [i * 16 for i in range(5)] * 3
+        self.assertEqual(trace("skylake", vpns)[1], 15)
+        self.assertEqual(trace("skylake;policy=plru", vpns)[1], 14)
+
+
+class TestGeometry(unittest.TestCase):
+    def geometry(self, spec):
+        out = benchtool("geometry", spec)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return json.loads(out.stdout)
+
+    def test_preset(self):
+        g = self.geometry("skylake")
+        self.assertEqual(g["spec"],
+                         "l1=4K:64:4,2M:32:4,1G:4:4;l2=4K+2M:1536:12,1G:16:4")
+        self.assertIn("Skylake", g["source"])
+        self.assertEqual([(a["page_sizes"], a["entries"], a["ways"],
+                           a["sets"], a["policy"]) for a in g["l1"]],
+                         [(["4K"], 64, 4, 16, "lru"),
+                          (["2M"], 32, 4, 8, "lru"),
+                          (["1G"], 4, 4, 1, "lru")])
+        self.assertEqual(g["l2"][0]["page_sizes"], ["4K", "2M"])
+        self.assertEqual(g["default_policy"], "lru")
+        self.assertIn("page-walk caches", g["leaves_out"])
+        self.assertIn("coalescing", g["leaves_out"])
+
+    def test_custom_spec(self):
+        g = self.geometry("l1=4K+2M:8:2:random;l2=4K+2M:64:8:smash;"
+                          "policy=plru")
+        self.assertEqual(g["source"], "custom")
+        self.assertEqual(g["l1"], [{"page_sizes": ["4K", "2M"], "entries": 8,
+                                    "ways": 2, "sets": 4, "policy": "random",
+                                    "1g_as_2m": False}])
+        self.assertEqual(g["l2"][0]["policy"], "plru")
+        self.assertTrue(g["l2"][0]["1g_as_2m"])
+
+    def test_preset_with_policy_expands(self):
+        g = self.geometry("zen3;policy=random")
+        self.assertTrue(g["spec"].startswith("l1=4K+2M+1G:64:64;"))
+        self.assertEqual({a["policy"] for a in g["l1"] + g["l2"]},
+                         {"random"})
 
 
 if __name__ == "__main__":

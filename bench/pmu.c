@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pmu.c - event table lookup, CPU and PMU choice, multiplex scaling; see
+ * pmu.h.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmu.h"
+
+const char *const pmu_role_names[PMU_ROLE_NR] = {
+	[PMU_ROLE_L1_MISS] = "l1_miss",
+	[PMU_ROLE_WALK] = "walk",
+};
+
+/*
+ * TLB-model presets (bench/tlbmodel.c) by pmu-events model and core PMU.
+ * perf's tables say nothing of TLB geometry, so this list is ours: the
+ * CPUs the earlier hand-kept list in bench/run.py gave each preset, now
+ * named by perf's model.  Skylake-SP and Cascade Lake share Skylake's
+ * core; Raptor Lake (in perf's alderlake row), Emerald and Granite Rapids
+ * keep the Golden Cove preset they had, which was not checked against
+ * their own manuals.  A core missing here (Haswell, Ice Lake, Zen 1 and 5,
+ * every E-core) has no preset whose geometry fits it.
+ */
+static const struct {
+	const char *model, *pmu, *preset;
+} presets[] = {
+	{ "skylake", "cpu", "skylake" },	/* Skylake .. Comet Lake */
+	{ "skylakex", "cpu", "skylake" },
+	{ "cascadelakex", "cpu", "skylake" },
+	{ "alderlake", "cpu_core", "goldencove" },	/* and Raptor Lake */
+	{ "sapphirerapids", "cpu", "goldencove" },
+	{ "emeraldrapids", "cpu", "goldencove" },
+	{ "graniterapids", "cpu", "goldencove" },
+	{ "amdzen2", "cpu", "zen3" },
+	{ "amdzen3", "cpu", "zen3" },
+	{ "amdzen4", "cpu", "zen4" },
+};
+
+const char *pmu_preset(const struct pmu_model *m, const char *pmu)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
+		if (!strcmp(presets[i].model, m->model) &&
+		    !strcmp(presets[i].pmu, pmu))
+			return presets[i].preset;
+	return NULL;
+}
+
+static int dashes(const char *s)
+{
+	int n = 0;
+
+	while ((s = strchr(s, '-'))) {
+		n++;
+		s++;
+	}
+	return n;
+}
+
+/*
+ * perf's rule: the match must cover the id (less the stepping if the row
+ * names none)
+ */
+static int row_matches(const char *re_src, const char *id)
+{
+	size_t want = strlen(id);
+	regmatch_t pm;
+	regex_t re;
+	int hit;
+
+	if (dashes(re_src) == 3 && dashes(id) != 3)
+		return 0;
+	if (dashes(re_src) != 3 && dashes(id) == 3)
+		want = strrchr(id, '-') - id;
+	if (regcomp(&re, re_src, REG_EXTENDED))
+		return 0;
+	hit = !regexec(&re, id, 1, &pm, 0) && pm.rm_so == 0 &&
+	      (size_t)pm.rm_eo == want;
+	regfree(&re);
+	return hit;
+}
+
+/* 1 if some stepping of a cpuid without one matches a row that needs it */
+static int needs_stepping(const char *re_src, const char *cpuid)
+{
+	char id[96];
+	int step;
+
+	if (dashes(re_src) != 3 || dashes(cpuid) != 2)
+		return 0;
+	for (step = 0; step < 16; step++) {
+		snprintf(id, sizeof(id), "%s-%X", cpuid, step);
+		if (row_matches(re_src, id))
+			return 1;
+	}
+	return 0;
+}
+
+const struct pmu_model *pmu_model_find(const char *cpuid, char *why,
+				       size_t n)
+{
+	const struct pmu_model *m;
+	char id[80], *p;
+	int stepped = 0;
+
+	/* perf writes model and stepping in upper-case hex */
+	snprintf(id, sizeof(id), "%s", cpuid);
+	p = strchr(id, '-');
+	for (p = p ? strchr(p + 1, '-') : NULL; p && *p; p++)
+		*p = toupper((unsigned char)*p);
+	for (m = pmu_models; m->cpuid_re; m++) {
+		if (row_matches(m->cpuid_re, id))
+			return m;
+		stepped |= needs_stepping(m->cpuid_re, id);
+	}
+	if (stepped)
+		snprintf(why, n, "perf's mapfile.csv tells models of %s apart "
+			 "by stepping: give VENDOR-FAMILY-MODEL-STEPPING", id);
+	else
+		snprintf(why, n, "no row of perf's mapfile.csv matches %s "
+			 "(VENDOR-FAMILY-MODEL[-STEPPING], family decimal, "
+			 "model hex, e.g. GenuineIntel-6-8F)", id);
+	return NULL;
+}
+
+int pmu_host_cpuid(char *buf, size_t n)
+{
+	char line[256], vendor[64] = "";
+	int fam = -1, model = -1, step = -1;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f) && step < 0) {
+		char *v = strchr(line, ':');
+
+		if (!v)
+			continue;
+		if (!strncmp(line, "vendor_id", 9))
+			sscanf(v + 1, " %63s", vendor);
+		else if (!strncmp(line, "cpu family", 10))
+			sscanf(v + 1, "%d", &fam);
+		else if (!strncmp(line, "model\t", 6))
+			sscanf(v + 1, "%d", &model);
+		else if (!strncmp(line, "stepping", 8))
+			sscanf(v + 1, "%d", &step);
+	}
+	fclose(f);
+	if (!vendor[0] || fam < 0 || model < 0 || step < 0)
+		return -1;
+	snprintf(buf, n, "%s-%d-%X-%X", vendor, fam, model, step);
+	return 0;
+}
+
+const struct pmu_core *pmu_core_find(const struct pmu_model *m,
+				     const char *pmu)
+{
+	int i;
+
+	for (i = 0; i < m->npmus; i++)
+		if (!strcmp(m->pmus[i].pmu, pmu))
+			return &m->pmus[i];
+	return NULL;
+}
+
+void pmu_role_format(const struct pmu_role_events *r, char *name, size_t nn,
+		     char *cfg, size_t nc)
+{
+	size_t a = 0, b = 0;
+	int i;
+
+	name[0] = cfg[0] = 0;
+	for (i = 0; i < r->nparts; i++) {
+		a += snprintf(name + a, a < nn ? nn - a : 0, "%s%s",
+			      i ? "+" : "", r->part[i].name);
+		b += snprintf(cfg + b, b < nc ? nc - b : 0, "%s0x%llx",
+			      i ? "+" : "",
+			      (unsigned long long)r->part[i].config);
+	}
+}
+
+/* reads a sysfs file of PMU pmu under root into buf; 0, or -1 */
+static int pmu_file(const char *root, const char *pmu, const char *file,
+		    char *buf, size_t n)
+{
+	char path[512];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s/%s",
+		 root, pmu, file);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	ok = fgets(buf, n, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -1;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+int pmu_parse_cpulist(const char *s, cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	while (*s) {
+		char *end;
+		long a = strtol(s, &end, 10), b = a;
+
+		if (end == s || a < 0)
+			return -1;
+		if (*end == '-') {
+			s = end + 1;
+			b = strtol(s, &end, 10);
+			if (end == s || b < a)
+				return -1;
+		}
+		for (; a <= b && a < CPU_SETSIZE; a++)
+			CPU_SET(a, set);
+		s = *end == ',' ? end + 1 : end;
+		if (*end && *end != ',')
+			return -1;
+	}
+	return 0;
+}
+
+static int last_cpu(const cpu_set_t *a, const cpu_set_t *b)
+{
+	int i;
+
+	for (i = CPU_SETSIZE - 1; i >= 0; i--)
+		if (CPU_ISSET(i, a) && (!b || CPU_ISSET(i, b)))
+			return i;
+	return -1;
+}
+
+void pmu_pick_cpu(const char *sysfs, const cpu_set_t *allowed, int want,
+		  struct pmu_choice *out)
+{
+	static const char *const hybrid[] = { "cpu_core", "cpu_atom" };
+	char buf[4096];
+	cpu_set_t cpus;
+	size_t i;
+
+	out->cpu = want >= 0 ? want : last_cpu(allowed, NULL);
+	snprintf(out->pmu, sizeof(out->pmu), "cpu");
+	for (i = 0; i < sizeof(hybrid) / sizeof(hybrid[0]); i++) {
+		int c;
+
+		if (pmu_file(sysfs, hybrid[i], "cpus", buf, sizeof(buf)) ||
+		    pmu_parse_cpulist(buf, &cpus))
+			continue;
+		c = want >= 0 ? (CPU_ISSET(want, &cpus) ? want : -1) :
+				last_cpu(allowed, &cpus);
+		if (c >= 0) {
+			out->cpu = c;
+			snprintf(out->pmu, sizeof(out->pmu), "%s", hybrid[i]);
+			break;
+		}
+	}
+	out->type = pmu_file(sysfs, out->pmu, "type", buf, sizeof(buf)) ? -1 :
+		    atoi(buf);
+}
+
+double pmu_scale(uint64_t v0, uint64_t v1, uint64_t ena0, uint64_t ena1,
+		 uint64_t run0, uint64_t run1, int *ok)
+{
+	uint64_t v = v1 - v0, ena = ena1 - ena0, run = run1 - run0;
+
+	*ok = run > 0;
+	if (!*ok)
+		return 0;
+	return run < ena ? (double)v * ena / run : (double)v;
+}

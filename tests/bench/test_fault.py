@@ -1,0 +1,145 @@
+# SPDX-License-Identifier: GPL-2.0
+"""fault: faults are counted in every mode (populate included), an empty
+cell where nothing was measured, setup reported per call, and the timed
+region holds only the calls each mode claims (seen with strace)."""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from benchbin import BenchRun
+from common import BINDIR
+
+SIZE = 4 << 20
+ARGS = ["--sizes", "4M", "--reps", "3", "--warmup", "1"]
+
+
+def expected_faults_per_mb(page_kb):
+    # one fault per page of the backing, for demand and populate alike
+    return 1024.0 / page_kb
+
+
+class TestFaultCounts(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.res = BenchRun("fault", ["--backings", "devzero,thp"] + ARGS)
+
+    def rows(self, backing, mode):
+        return [r for r in self.res.rows
+                if r["backing"] == backing and r["mode"] == mode]
+
+    def test_exit(self):
+        self.assertEqual(self.res.returncode, 0, self.res.describe())
+
+    def test_demand_and_populate_count_one_fault_per_page(self):
+        for backing, kb in (("devzero", 4), ("thp", 2048)):
+            for mode in ("demand", "populate"):
+                (r,) = self.rows(backing, mode)
+                want = expected_faults_per_mb(kb)
+                # one stray fault (a stack page) in 4 MB is tolerated
+                self.assertAlmostEqual(float(r["faults_per_mb"]), want,
+                                       delta=0.25 + 1e-9,
+                                       msg="%s %s: %r" % (backing, mode, r))
+                self.assertGreater(float(r["us_per_fault"]), 0)
+
+    def test_no_zero_for_nothing_counted(self):
+        for r in self.res.rows:
+            if float(r["faults_per_mb"]) == 0:
+                self.assertEqual(r["us_per_fault"], "", r)
+
+    def test_setup_is_per_call(self):
+        for backing in ("devzero", "thp"):
+            (r,) = self.rows(backing, "setup")
+            self.assertEqual(r["us_per_mb"], "", r)
+            self.assertEqual(r["us_min_per_mb"], "", r)
+            self.assertGreater(float(r["us_per_call"]), 0, r)
+            self.assertEqual(float(r["faults_per_mb"]), 0, r)
+        for r in self.res.rows:
+            if r["mode"] != "setup":
+                mb = int(r["size_bytes"]) / (1 << 20)
+                self.assertAlmostEqual(float(r["us_per_call"]) / mb,
+                                       float(r["us_per_mb"]),
+                                       delta=float(r["us_per_mb"]) * 1e-3 +
+                                       1e-3, msg=r)
+
+
+def free_2m_pages():
+    try:
+        with open("/sys/kernel/mm/hugepages/hugepages-2048kB/"
+                  "free_hugepages") as f:
+            return int(f.read())
+    except OSError:
+        return 0
+
+
+# What each mode's timed region may call (bench/fault.c, results/README.md)
+SETUP_CALLS = {"mmap", "munmap", "madvise", "shmat", "shmdt", "shmctl"}
+TOUCH_CALLS = SETUP_CALLS | {"close"}
+ROW = re.compile(r'write\(1, "@row fault [^,]+,\d+,(\w+),')
+CALL = re.compile(r"^(?:\d+ +)?(\w+)\(")
+
+
+@unittest.skipUnless(shutil.which("strace"), "strace is not installed")
+class TestFaultTimedRegion(unittest.TestCase):
+    """The fault counts are read (getrusage) right before the first clock
+    reading and right after the last, so the syscalls strace shows
+    between a pair of getrusage calls are the timed ones."""
+
+    def regions(self, backing):
+        with tempfile.TemporaryDirectory() as d:
+            log = os.path.join(d, "strace")
+            proc = subprocess.run(
+                ["strace", "-f", "-s", "80", "-o", log,
+                 os.path.join(BINDIR, "fault"), "--backings", backing] + ARGS,
+                capture_output=True, text=True, timeout=300)
+            self.assertEqual(proc.returncode, 0, proc.stdout[-2000:])
+            with open(log) as f:
+                lines = f.read().splitlines()
+        by_mode, pending, inside, calls = {}, [], False, []
+        for line in lines:
+            m = CALL.match(line)
+            if not m:
+                continue
+            name = m.group(1)
+            if name == "getrusage":
+                if inside:
+                    pending.append(calls)
+                inside, calls = not inside, []
+            elif inside:
+                calls.append(name)
+            r = ROW.search(line)
+            if r:
+                by_mode.setdefault(r.group(1), []).extend(pending)
+                pending = []
+        return by_mode
+
+    def check(self, backing):
+        by_mode = self.regions(backing)
+        self.assertEqual(sorted(by_mode), ["demand", "populate", "setup"])
+        for mode, regions in by_mode.items():
+            self.assertEqual(len(regions), 4, (mode, regions))  # warmup + reps
+            allowed = SETUP_CALLS if mode == "setup" else TOUCH_CALLS
+            for calls in regions:
+                self.assertTrue(set(calls) <= allowed,
+                                "%s %s timed %s" % (backing, mode, calls))
+                self.assertTrue({"mmap", "shmat"} & set(calls), calls)
+        return by_mode
+
+    def test_devzero(self):
+        self.check("devzero")
+
+    @unittest.skipUnless(free_2m_pages() >= 4, "no free 2 MB huge pages")
+    def test_hugetlbfs_prepares_outside(self):
+        # the mount lookup, mkstemp, unlink and ftruncate are preparation
+        self.check("hugetlbfs")
+
+    @unittest.skipUnless(free_2m_pages() >= 4, "no free 2 MB huge pages")
+    def test_memfd_and_shm(self):
+        self.check("memfd")
+        self.check("shm")
+
+
+if __name__ == "__main__":
+    unittest.main()
