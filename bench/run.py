@@ -163,37 +163,17 @@ def size_pools(p, with_1g=True):
     return p
 
 
-def cpu_info(path="/proc/cpuinfo"):
-    info = {}
+def host_cpu(path="/proc/cpuinfo"):
+    """The host CPU's model name."""
     try:
         with open(path) as f:
             for line in f:
                 k, _, v = line.partition(":")
-                k = k.strip()
-                if k in ("vendor_id", "cpu family", "model", "model name") \
-                        and k not in info:
-                    info[k] = v.strip()
+                if k.strip() == "model name":
+                    return v.strip()
     except OSError:
         pass
-    return info
-
-
-def model_preset(info):
-    """The TLB-model preset closest to the host CPU (skylake if unknown)."""
-    try:
-        fam, model = int(info.get("cpu family", -1)), int(info.get("model", -1))
-    except ValueError:
-        return "skylake"
-    if info.get("vendor_id") == "AuthenticAMD":
-        if fam == 0x17 or (fam == 0x19 and (model < 0x10 or
-                                            0x20 <= model < 0x60)):
-            return "zen3"
-        if fam >= 0x19:
-            return "zen4"
-    if info.get("vendor_id") == "GenuineIntel" and fam == 6 and model in (
-            0x97, 0x9a, 0xb7, 0xba, 0xbf, 0x8f, 0xcf, 0xad, 0xae):
-        return "goldencove"
-    return "skylake"
+    return platform.processor()
 
 
 def git_rev():
@@ -587,8 +567,10 @@ def parse_args(argv, c):
                     help="start each benchmark's backings this many "
                     "positions further on (default 0)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--model", help="TLB model preset (default: the host "
-                    "CPU's nearest)")
+    ap.add_argument("--model", default="auto",
+                    help="TLB model preset or spec for the chase (default "
+                    "auto: the chase picks the preset of the core it is "
+                    "pinned to)")
     ap.add_argument("--results-dir", default=os.path.join(ROOT, "results"))
     ap.add_argument("--bindir", default=os.path.join(ROOT, "build", "bench"))
     ap.add_argument("--run-qemu", default=os.path.join(ROOT, "run-qemu.sh"))
@@ -645,7 +627,7 @@ def guest_command(p, args, runs, c):
     return cmd + args.qemu_arg + ["--", "sh", "-c", script]
 
 
-def first_meta(args, run_id, host, cmds, runs):
+def first_meta(args, run_id, cmds, runs):
     guest = args.mode == "guest"
     state = machine_state()
     meta = {
@@ -655,7 +637,7 @@ def first_meta(args, run_id, host, cmds, runs):
         "git_rev": git_rev(),
         "profile": args.profile,
         "mode": args.mode,
-        "host_cpu": host.get("model name", platform.processor()),
+        "host_cpu": host_cpu(),
         "kernel": None if guest else platform.release(),
         "series_id": None if guest else "host",
         "qemu": {"version": qemu_version(), "accel": None, "icount": None}
@@ -782,11 +764,9 @@ def main(argv=None):
     args = parse_args(argv, c)
     benches = [b for b in args.benches.split(",") if b]
     p = profile(args.profile, args.mode, mem_available(), c)
-    host = cpu_info()
-    preset = args.model or model_preset(host)
     if args.sizes:
         override_sizes(p, args.sizes)
-    runs = invocations(p, args, preset, benches, c)
+    runs = invocations(p, args, args.model, benches, c)
     selected = {b for _, argv in runs
                 for b in argv[argv.index("--backings") + 1].split(",")}
     if args.no_1g or not wants_1g(selected, c):
@@ -806,7 +786,7 @@ def main(argv=None):
     os.makedirs(args.results_dir, exist_ok=True)
     run_id = new_run_id(args.results_dir, args.mode, args.profile)
     res = Results(args.results_dir, run_id,
-                  first_meta(args, run_id, host, cmds, runs))
+                  first_meta(args, run_id, cmds, runs))
     print("bench: %s run %s -> %s" % (args.mode, args.profile, res.dir),
           flush=True)
     pools = HugePools()

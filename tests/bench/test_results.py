@@ -183,13 +183,6 @@ class TestProfilesAndPools(unittest.TestCase):
                 with open(fmt % kb) as f:
                     self.assertEqual(int(f.read()), n)
 
-    def test_model_preset(self):
-        amd = {"vendor_id": "AuthenticAMD", "cpu family": "25", "model": "1"}
-        self.assertEqual(run.model_preset(amd), "zen3")
-        amd["model"] = str(0x11)
-        self.assertEqual(run.model_preset(amd), "zen4")
-        self.assertEqual(run.model_preset({}), "skylake")
-
     def test_needs_pools(self):
         c = contract.load()
         self.assertFalse(run.needs_pools(["devzero", "thp"], c))
