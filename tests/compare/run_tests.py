@@ -270,13 +270,13 @@ class CompareTests(unittest.TestCase):
         calls = []
         with mock.patch.object(C, "sh", lambda cmd, **kw: calls.append(cmd) or 0):
             with tempfile.TemporaryDirectory() as w:
-                C.build("v1", w)
+                C.build("slow", w)
                 C.build("current", w, variant="bzImage")
                 C.build("image:build/kernel/bzImage", w)
         for cmd in calls:
             self.assertEqual(cmd[:4], ["make", "--no-print-directory", "-C", ROOT])
             self.assertIn("initramfs", cmd)
-        self.assertIn("KERNEL_VARIANT=cmp-v1", calls[0])
+        self.assertIn("KERNEL_VARIANT=cmp-slow", calls[0])
         self.assertTrue(any(a.startswith("KERNEL_PATCHES=") for a in calls[0]))
         self.assertIn("KERNEL_VARIANT=bzImage", calls[1])
         self.assertFalse(any(a.startswith("KERNEL_PATCHES=") for a in calls[1]))
