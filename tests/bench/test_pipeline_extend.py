@@ -18,6 +18,7 @@ import tempfile
 import unittest
 
 from common import ROOT
+from test_extend import NEW_BENCH  # the C side's test benchmark, bench/touch.c
 
 NEW = "devzero-b"
 ROW = '\t{ "%s", 4, 0, "#123456", &devzero_ops,\n\t  "a second 4 KB baseline" },\n' % NEW
@@ -126,40 +127,9 @@ class TestNewBacking(Extended):
         self.assertTrue(os.path.exists(os.path.join(out, "overlay-chase-%s.svg" % NEW)))
 
 
-TOUCH_C = """// SPDX-License-Identifier: GPL-2.0
-/* touch.c - one write per 4 KB page of the working set */
-#include "runner.h"
-
-static int measure(const struct bench_ctx *x)
-{
-	size_t wss = x->o->sizes[x->si], i;
-	double t0 = now_ns(), t1;
-
-	for (i = 0; i < wss; i += PAGE)
-		x->m->addr[i]++;
-	t1 = now_ns();
-	emit_row("%s,%lu,%zu,%.3f", x->b->name, x->page_kb, wss,
-		 (t1 - t0) / (wss / PAGE));
-	return 0;
-}
-
-static const struct bench touch_bench = {
-	.name = "touch",
-	.desc = "one write per 4 KB page",
-	.columns = "backing,page_kb,wss_bytes,ns_per_page",
-	.key = "backing,wss_bytes",
-	.metric = "ns_per_page",
-	.lower_is_better = 1,
-	.min_wss = PAGE,
-	.measure = measure,
-};
-BENCH_REGISTER(touch_bench);
-"""
-
-
 def add_touch(tree):
     with open(os.path.join(tree, "bench", "touch.c"), "w") as f:
-        f.write(TOUCH_C)
+        f.write(NEW_BENCH)
 
 
 class TestNewBenchmark(Extended):
