@@ -40,7 +40,7 @@ help:
 	@echo "make bench-native the same benchmarks on this host's kernel"
 	@echo "make plots        render results/latest (RUN=results/<id> for another run)"
 	@echo "make checkpatch   scripts/checkpatch.pl --strict on every patch"
-	@echo "make compare A=<rev> B=<rev> [ICOUNT=1]   did performance move? (rev: current, v1, slow, git rev)"
+	@echo "make compare A=<rev> B=<rev> [ICOUNT=1]   did performance move? (rev: current, rfc, slow, git rev)"
 	@echo "make check-regression   deterministic fault/mmap cost against results/baseline"
 	@echo "./run-qemu.sh --help   boot the guest by hand"
 
