@@ -17,6 +17,11 @@ it ran in are back where they were):
               the hugetlb_dev kselftest under the same guard.
   stress      tests/stress/hstress.c: seeded random operations by several
               processes for --stress-seconds, on 2 MB and 1 GB pages.
+  fuzz        tests/stress/hfuzz.c: seeded random mmap() calls (flags, prot,
+              length, offset, MAP_FIXED, size flags, noexec node,
+              READ_IMPLIES_EXEC) by several processes for --stress-seconds,
+              each on the device and as MAP_HUGETLB: equal outcomes, or
+              the device's own documented error.
   qemu-client  an unmodified program that maps /dev/hugetlb by path:
               Debian's qemu-system-x86_64 (with its libraries and TCG
               module) takes its 64 MB of RAM from the pool with
@@ -63,7 +68,7 @@ STRESS_BIN = os.path.join(ROOT, "build", "stress")
 SPLAT = re.compile(r"BUG:|WARNING:|INFO:|KASAN|UBSAN|circular locking dependency|"
                    r"Bad page|general protection fault|kernel BUG|Kernel panic|"
                    r"Oops|suspicious RCU usage|possible recursive locking")
-TESTS = ("docs", "functional", "stress", "qemu-client", "bench-hang", "bench-panic", "bench-kill",
+TESTS = ("docs", "functional", "stress", "fuzz", "qemu-client", "bench-hang", "bench-panic", "bench-kill",
          "bench-pool", "bench-exhausted", "bench-signal")
 
 
@@ -111,7 +116,7 @@ def guest_boot(t, args, name, job, pool, timeout, smp=1):
     / "not ok - X" line it prints becomes a result; then the exit status,
     the console and the taint are checked.  Returns the guest's output."""
     console = os.path.join(OUT, name + ".console")
-    progs = [os.path.join(STRESS_BIN, p) for p in ("hguard", "hparity", "hstress")]
+    progs = [os.path.join(STRESS_BIN, p) for p in ("hguard", "hparity", "hstress", "hfuzz")]
     prologue = (
         'echo "@@ uptime at job start: $(cut -d" " -f1 /proc/uptime)"\n'
         'echo "@@ panic_on_warn at boot: $(cat /proc/sys/kernel/panic_on_warn)"\n'
@@ -139,7 +144,7 @@ def guest_boot(t, args, name, job, pool, timeout, smp=1):
     with open(os.path.join(OUT, name + ".out"), "w") as f:
         f.write(out + "\n---- stderr ----\n" + err)
     for line in out.splitlines():
-        if re.match(r"# (hstress|hparity|hguard|FAIL|Totals)", line):
+        if re.match(r"# (hstress|hparity|hguard|hfuzz|FAIL|Totals)", line):
             print("  " + line, flush=True)
         m = re.match(r"^(ok|not ok) - (.*?)(?: # SKIP (.*))?$", line)
         if m:
@@ -218,6 +223,18 @@ def test_stress(t, args):
              args.seed, args.stress_seconds), flush=True)
     timeout = args.stress_seconds + (600 if args.debug else 300)
     guest_boot(t, args, "stress", job, ["--hugepages", "64", "--hugepages-1g", "1"],
+               timeout, smp=2)
+
+
+def test_fuzz(t, args):
+    job = "hguard hfuzz hfuzz --seed %d --procs %d --seconds %d --ops %d" % (
+        args.seed, args.procs, args.stress_seconds, args.ops)
+    print("  fuzz: seed %d, %d processes, %d s; replay: python3 tests/reliability.py "
+          "--kernel %s --initrd %s --only fuzz --seed %d --stress-seconds %d"
+          % (args.seed, args.procs, args.stress_seconds, args.kernel, args.initrd,
+             args.seed, args.stress_seconds), flush=True)
+    timeout = args.stress_seconds + (600 if args.debug else 300)
+    guest_boot(t, args, "fuzz", job, ["--hugepages", "64", "--hugepages-1g", "1"],
                timeout, smp=2)
 
 
@@ -615,16 +632,16 @@ def main():
     if not guest_ok and needs_guest & set(only):
         t.record("kernel and initramfs present", False,
                  "missing %s or %s: run 'make kernel initramfs'" % (args.kernel, args.initrd))
-    built = build_programs(t) if {"functional", "stress", "qemu-client"} & set(only) else True
+    built = build_programs(t) if {"functional", "stress", "fuzz", "qemu-client"} & set(only) else True
     for name in only:
         if name in needs_guest and not guest_ok:
             continue
-        if name in ("functional", "stress", "qemu-client") and not built:
+        if name in ("functional", "stress", "fuzz", "qemu-client") and not built:
             continue
         t0 = time.time()
         print("== %s" % name, flush=True)
         {"docs": test_docs, "functional": test_functional, "stress": test_stress,
-         "qemu-client": test_qemu_client,
+         "fuzz": test_fuzz, "qemu-client": test_qemu_client,
          "bench-hang": test_bench_hang, "bench-panic": test_bench_panic,
          "bench-kill": test_bench_kill, "bench-pool": test_bench_pool,
          "bench-exhausted": test_bench_exhausted,
