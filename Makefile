@@ -29,7 +29,7 @@ include bench/bench.mk
 include plots/plots.mk
 include compare/compare.mk
 
-.PHONY: help deps kernel initramfs test bench checkpatch clean
+.PHONY: help deps kernel initramfs test bench checkpatch check-builds soak clean
 
 help:
 	@echo "make deps         install missing Debian packages (apt-get; needs root)"
@@ -40,7 +40,9 @@ help:
 	@echo "make bench-native the same benchmarks on this host's kernel"
 	@echo "make plots        render results/latest (RUN=results/<id> for another run)"
 	@echo "make checkpatch   scripts/checkpatch.pl --strict on every patch"
-	@echo "make compare A=<rev> B=<rev> [ICOUNT=1]   did performance move? (rev: current, v1, slow, git rev)"
+	@echo "make check-builds the series with HUGETLBFS=n, on i386, W=1 and sparse on its objects"
+	@echo "make soak         stress and interface fuzzer in the guest (SOAK_SEED=n SOAK_SECONDS=n, DEBUG=1)"
+	@echo "make compare A=<rev> B=<rev> [ICOUNT=1]   did performance move? (rev: current, rfc, slow, git rev)"
 	@echo "make check-regression   deterministic fault/mmap cost against results/baseline"
 	@echo "./run-qemu.sh --help   boot the guest by hand"
 
@@ -66,6 +68,17 @@ bench: deps kernel initramfs
 
 checkpatch: deps
 	@kernel/checkpatch.sh
+
+# Slow (two tinyconfig kernels, about 10 minutes on 2 cores): not in make test.
+check-builds: deps
+	@kernel/check-builds.sh
+
+# Longer than CI's short stress run: SOAK_SECONDS per program, seeded (SOAK_SEED).
+SOAK_SEED ?= 1
+SOAK_SECONDS ?= 600
+soak: deps
+	@python3 tests/reliability.py --kernel $(KERNEL) --initrd $(INITRAMFS) \
+		--only stress,fuzz --seed $(SOAK_SEED) --stress-seconds $(SOAK_SECONDS)
 
 clean:
 	rm -rf build plots/latest

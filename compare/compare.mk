@@ -4,7 +4,7 @@
 #   make compare A=<rev> B=<rev> [ICOUNT=1] [ROUNDS=n] [THRESHOLD=pct]
 #                [COMPARE_BACKINGS=a,b] [COMPARE_BENCHES=fault]
 #                [COMPARE_PROFILE=tiny]
-#       revisions: current, v1, slow (current + kernel/test-only) or any
+#       revisions: current, rfc, slow (current + kernel/test-only) or any
 #       git revision of this repository.  Builds both kernels (cached),
 #       runs the benchmarks interleaved A B A B ..., prints the table,
 #       writes results/compare-*/ with overlay figures; exit 1 on a
@@ -33,7 +33,7 @@ endif
 
 compare: deps
 	@if [ -z "$(A)" ] || [ -z "$(B)" ]; then \
-		echo "usage: make compare A=<rev> B=<rev> [ICOUNT=1] (rev: current, v1, slow or a git revision)" >&2; \
+		echo "usage: make compare A=<rev> B=<rev> [ICOUNT=1] (rev: current, rfc, slow or a git revision)" >&2; \
 		exit 2; fi
 	python3 compare/compare.py run $(A) $(B) --rounds $(ROUNDS) \
 		--threshold $(THRESHOLD) --profile $(COMPARE_PROFILE) \

@@ -16,7 +16,7 @@
     compare.py diff A_RUN_DIR[,...] B_RUN_DIR[,...]
         Compare run folders that already exist (no build, no boot).
 
-Revisions: current (kernel/patches), v1 (kernel/v1/patches), slow
+Revisions: current (kernel/patches), rfc (kernel/rfc/series), slow
 (kernel/patches + kernel/test-only, a deliberate regression), any git
 revision of this repository (its kernel/patches, taken with git archive),
 or image:<path to a built bzImage> (its folder must hold selftests/, as
@@ -424,17 +424,21 @@ def series_dir(rev, work):
                     os.path.join(ROOT, "kernel", "test-only", "*.patch")))):
                 shutil.copy(p, os.path.join(d, "9%03d-test-only-%s" % (
                     i, os.path.basename(p))))
-    elif rev == "v1":
-        for p in glob.glob(os.path.join(ROOT, "kernel", "v1", "patches",
-                                        "*.patch")):
-            shutil.copy(p, d)
+    elif os.path.isfile(os.path.join(ROOT, "kernel", safe(rev), "series")):
+        # A revision kept as a delta: kernel/<rev>/series names its patches
+        # (paths relative to kernel/), some of them shared with kernel/patches.
+        with open(os.path.join(ROOT, "kernel", safe(rev), "series")) as f:
+            names = [l.strip() for l in f if l.strip() and l[0] != "#"]
+        for i, name in enumerate(names):
+            shutil.copy(os.path.join(ROOT, "kernel", name), os.path.join(
+                d, "%04d-%s" % (i + 1, os.path.basename(name))))
     else:
         c = subprocess.run(["git", "-C", ROOT, "rev-parse", "--verify",
                             "--quiet", rev + "^{commit}"],
                            capture_output=True, text=True)
         if c.returncode:
-            raise SystemExit("compare: %r is not current, v1, slow or a git "
-                             "revision of this repository" % rev)
+            raise SystemExit("compare: %r is not current, slow, a kernel/<rev>/series "
+                             "(rfc) or a git revision of this repository" % rev)
         commit = c.stdout.strip()
         arch = subprocess.run(["git", "-C", ROOT, "archive", commit,
                                "kernel/patches"], capture_output=True)

@@ -17,6 +17,17 @@ it ran in are back where they were):
               the hugetlb_dev kselftest under the same guard.
   stress      tests/stress/hstress.c: seeded random operations by several
               processes for --stress-seconds, on 2 MB and 1 GB pages.
+  fuzz        tests/stress/hfuzz.c: seeded random mmap() calls (flags, prot,
+              length, offset, MAP_FIXED, size flags, noexec node,
+              READ_IMPLIES_EXEC) by several processes for --stress-seconds,
+              each on the device and as MAP_HUGETLB: equal outcomes, or
+              the device's own documented error.
+  qemu-client  an unmodified program that maps /dev/hugetlb by path:
+              Debian's qemu-system-x86_64 (with its libraries and TCG
+              module) takes its 64 MB of RAM from the pool with
+              memory-backend-file,mem-path=/dev/hugetlb,align=2M: 32 pages
+              in use while it runs, all back after; without align=2M it
+              fails with EINVAL.
 After each boot its console (build/reliability/<name>.console) is scanned
 for BUG:, WARNING:, INFO:, KASAN, UBSAN, lockdep reports, "Bad page",
 oopses and panics.  On a debug kernel (CONFIG_KASAN=y in its config) the
@@ -55,7 +66,8 @@ from contract import QEMU_EXIT, QEMU_EXIT_REASON, SPLAT  # noqa: E402
 from harness import Tally  # noqa: E402
 OUT = os.path.join(ROOT, "build", "reliability")
 STRESS_BIN = os.path.join(ROOT, "build", "stress")
-TESTS = ("docs", "functional", "stress", "bench-hang", "bench-panic", "bench-kill",
+TESTS = ("docs", "functional", "stress", "fuzz", "qemu-client", "bench-hang",
+         "bench-panic", "bench-kill",
          "bench-pool", "bench-exhausted", "bench-signal")
 
 
@@ -85,7 +97,7 @@ def guest_boot(t, args, name, job, pool, timeout, smp=1):
     / "not ok - X" line it prints becomes a result; then the exit status,
     the console and the taint are checked.  Returns the guest's output."""
     console = os.path.join(OUT, name + ".console")
-    progs = [os.path.join(STRESS_BIN, p) for p in ("hguard", "hparity", "hstress")]
+    progs = [os.path.join(STRESS_BIN, p) for p in ("hguard", "hparity", "hstress", "hfuzz")]
     prologue = (
         'echo "@@ uptime at job start: $(cut -d" " -f1 /proc/uptime)"\n'
         'echo "@@ panic_on_warn at boot: $(cat /proc/sys/kernel/panic_on_warn)"\n'
@@ -113,7 +125,7 @@ def guest_boot(t, args, name, job, pool, timeout, smp=1):
     with open(os.path.join(OUT, name + ".out"), "w") as f:
         f.write(out + "\n---- stderr ----\n" + err)
     for line in out.splitlines():
-        if re.match(r"# (hstress|hparity|hguard|FAIL|Totals)", line):
+        if re.match(r"# (hstress|hparity|hguard|hfuzz|FAIL|Totals)", line):
             print("  " + line, flush=True)
         m = re.match(r"^(ok|not ok) - (.*?)(?: # SKIP (.*))?$", line)
         if m:
@@ -190,6 +202,93 @@ def test_stress(t, args):
     timeout = args.stress_seconds + (600 if args.debug else 300)
     guest_boot(t, args, "stress", job, ["--hugepages", "64", "--hugepages-1g", "1"],
                timeout, smp=2)
+
+
+def test_fuzz(t, args):
+    job = "hguard hfuzz hfuzz --seed %d --procs %d --seconds %d --ops %d" % (
+        args.seed, args.procs, args.stress_seconds, args.ops)
+    print("  fuzz: seed %d, %d processes, %d s; replay: python3 tests/reliability.py "
+          "--kernel %s --initrd %s --only fuzz --seed %d --stress-seconds %d"
+          % (args.seed, args.procs, args.stress_seconds, args.kernel, args.initrd,
+             args.seed, args.stress_seconds), flush=True)
+    timeout = args.stress_seconds + (600 if args.debug else 300)
+    guest_boot(t, args, "fuzz", job, ["--hugepages", "64", "--hugepages-1g", "1"],
+               timeout, smp=2)
+
+
+QEMU = "/usr/bin/qemu-system-x86_64"
+QEMU_MODULES = "/usr/lib/x86_64-linux-gnu/qemu"
+# The guest's QEMU: paused (-S), no devices, RAM from the node by path.
+QEMU_JOB = r"""
+tar -xf /add/qemu-client.tar -C /
+export QEMU_MODULE_DIR=%(modules)s
+free() { awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo; }
+obj=memory-backend-file,id=m,size=64M,mem-path=/dev/hugetlb,prealloc=on,share=off
+run() {
+	%(qemu)s -machine none -nodefaults -display none -S -object "$1" \
+		>/tmp/qemu.out 2>&1 &
+}
+free0=$(free)
+run "$obj,align=2M"
+pid=$!
+used=0
+for i in $(seq 120); do
+	used=$((free0 - $(free)))
+	[ "$used" -ge 32 ] || ! kill -0 $pid 2>/dev/null && break
+	sleep 1
+done
+sleep 2
+used=$((free0 - $(free)))
+if kill -0 $pid 2>/dev/null && [ "$used" = 32 ]; then
+	echo "ok - QEMU with mem-path=/dev/hugetlb,align=2M holds 32 pool pages"
+else
+	echo "not ok - QEMU with mem-path=/dev/hugetlb,align=2M holds $used pool pages, expected 32"
+	sed 's/^/# qemu: /' /tmp/qemu.out
+fi
+kill $pid
+wait $pid
+after=$(free)
+[ "$after" = "$free0" ] && ok=ok || ok="not ok"
+echo "$ok - HugePages_Free back to $free0 after QEMU exits (is $after)"
+run "$obj"
+pid=$!
+for i in $(seq 60); do
+	kill -0 $pid 2>/dev/null || break
+	sleep 1
+done
+if kill -0 $pid 2>/dev/null; then
+	kill $pid
+	echo "not ok - QEMU without align=2M still runs, expected EINVAL"
+elif grep -q "Invalid argument" /tmp/qemu.out; then
+	echo "ok - QEMU without align=2M fails with EINVAL"
+else
+	echo "not ok - QEMU without align=2M: $(head -c 300 /tmp/qemu.out)"
+fi
+"""
+
+
+def qemu_bundle():
+    """Debian's QEMU, its TCG module and every library ldd names for them,
+    as an uncompressed tar to unpack at / in the guest; (path, error)."""
+    accel = os.path.join(QEMU_MODULES, "accel-tcg-x86_64.so")
+    for f in (QEMU, accel):
+        if not os.path.exists(f):
+            return None, "%s is missing: install Debian's qemu-system-x86 (make deps)" % f
+    r = subprocess.run(["ldd", QEMU, accel], capture_output=True, text=True)
+    libs = sorted(set(re.findall(r"\s(/\S+) \(0x", r.stdout)))
+    tar = os.path.join(OUT, "qemu-client.tar")
+    r = subprocess.run(["tar", "-chf", tar, "-P", QEMU, accel] + libs,
+                       capture_output=True, text=True)
+    return (tar, "") if r.returncode == 0 else (None, "tar: " + tail(r.stderr))
+
+
+def test_qemu_client(t, args):
+    tar, err = qemu_bundle()
+    if not t.record("qemu-client: bundle QEMU for the guest", tar is not None, err):
+        return
+    args_pool = ["--hugepages", "40", "--add", tar]
+    guest_boot(t, args, "qemu-client", QEMU_JOB % {"qemu": QEMU, "modules": QEMU_MODULES},
+               args_pool, 900 if args.debug else 300)
 
 
 def bench_run(args, extra, name, popen=False):
@@ -512,15 +611,16 @@ def main():
     if not guest_ok and needs_guest & set(only):
         t.record("kernel and initramfs present", False,
                  "missing %s or %s: run 'make kernel initramfs'" % (args.kernel, args.initrd))
-    built = build_programs(t) if {"functional", "stress"} & set(only) else True
+    built = build_programs(t) if {"functional", "stress", "fuzz", "qemu-client"} & set(only) else True
     for name in only:
         if name in needs_guest and not guest_ok:
             continue
-        if name in ("functional", "stress") and not built:
+        if name in ("functional", "stress", "fuzz", "qemu-client") and not built:
             continue
         t0 = time.time()
         print("== %s" % name, flush=True)
         {"docs": test_docs, "functional": test_functional, "stress": test_stress,
+         "fuzz": test_fuzz, "qemu-client": test_qemu_client,
          "bench-hang": test_bench_hang, "bench-panic": test_bench_panic,
          "bench-kill": test_bench_kill, "bench-pool": test_bench_pool,
          "bench-exhausted": test_bench_exhausted,

@@ -219,12 +219,12 @@ class CompareTests(unittest.TestCase):
             names = lambda d: sorted(os.listdir(d))  # noqa: E731
             cur = names(C.series_dir("current", w))
             slow = names(C.series_dir("slow", w))
-            v1 = names(C.series_dir("v1", w))
+            rfc = names(C.series_dir("rfc", w))
             assert cur == sorted(os.listdir(os.path.join(ROOT, "kernel",
                                                          "patches")))
             assert slow[:len(cur)] == cur and len(slow) > len(cur)
             assert slow[-1].startswith("9000-test-only-"), slow
-            assert v1 and v1 != cur
+            assert rfc and rfc != cur
             head = names(C.series_dir("HEAD", w))
             assert any(n.endswith(".patch") for n in head), head
             try:
