@@ -192,28 +192,25 @@ def test_functional(t, args):
                ["--hugepages", "16", "--hugepages-1g", "1"], timeout)
 
 
-def test_stress(t, args):
-    job = "hguard hstress hstress --seed %d --procs %d --seconds %d --ops %d" % (
-        args.seed, args.procs, args.stress_seconds, args.ops)
-    print("  stress: seed %d, %d processes, %d s; replay: python3 tests/reliability.py "
-          "--kernel %s --initrd %s --only stress --seed %d --stress-seconds %d"
-          % (args.seed, args.procs, args.stress_seconds, args.kernel, args.initrd,
-             args.seed, args.stress_seconds), flush=True)
+def seeded_program(t, args, name, prog):
+    """hguard around one seeded run of prog (hstress or hfuzz) on 2 CPUs."""
+    job = "hguard %s %s --seed %d --procs %d --seconds %d --ops %d" % (
+        prog, prog, args.seed, args.procs, args.stress_seconds, args.ops)
+    print("  %s: seed %d, %d processes, %d s; replay: python3 tests/reliability.py "
+          "--kernel %s --initrd %s --only %s --seed %d --stress-seconds %d"
+          % (name, args.seed, args.procs, args.stress_seconds, args.kernel, args.initrd,
+             name, args.seed, args.stress_seconds), flush=True)
     timeout = args.stress_seconds + (600 if args.debug else 300)
-    guest_boot(t, args, "stress", job, ["--hugepages", "64", "--hugepages-1g", "1"],
+    guest_boot(t, args, name, job, ["--hugepages", "64", "--hugepages-1g", "1"],
                timeout, smp=2)
+
+
+def test_stress(t, args):
+    seeded_program(t, args, "stress", "hstress")
 
 
 def test_fuzz(t, args):
-    job = "hguard hfuzz hfuzz --seed %d --procs %d --seconds %d --ops %d" % (
-        args.seed, args.procs, args.stress_seconds, args.ops)
-    print("  fuzz: seed %d, %d processes, %d s; replay: python3 tests/reliability.py "
-          "--kernel %s --initrd %s --only fuzz --seed %d --stress-seconds %d"
-          % (args.seed, args.procs, args.stress_seconds, args.kernel, args.initrd,
-             args.seed, args.stress_seconds), flush=True)
-    timeout = args.stress_seconds + (600 if args.debug else 300)
-    guest_boot(t, args, "fuzz", job, ["--hugepages", "64", "--hugepages-1g", "1"],
-               timeout, smp=2)
+    seeded_program(t, args, "fuzz", "hfuzz")
 
 
 QEMU = "/usr/bin/qemu-system-x86_64"

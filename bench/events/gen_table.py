@@ -113,16 +113,26 @@ def pick(ev, names):
     return out, None
 
 
-def walk_role(model, ev):
+def first_of(ev, candidates):
+    """The first of the candidate event lists the model has, and why the
+    ones before it were refused."""
     clashes = []
-    for names in (["DTLB_LOAD_MISSES.WALK_COMPLETED"], WALK_SIZES,
-                  ["PAGE_WALKS.D_SIDE_WALKS"],
-                  ["ls_l1_d_tlb_miss.all_l2_miss"], ["l2_dtlb_misses"]):
+    for names in candidates:
         got, clash = pick(ev, names)
         if got:
-            return got, None
+            return got, clashes
         if clash:
             clashes.append(clash)
+    return None, clashes
+
+
+def walk_role(model, ev):
+    got, clashes = first_of(ev, (["DTLB_LOAD_MISSES.WALK_COMPLETED"], WALK_SIZES,
+                                 ["PAGE_WALKS.D_SIDE_WALKS"],
+                                 ["ls_l1_d_tlb_miss.all_l2_miss"],
+                                 ["l2_dtlb_misses"]))
+    if got:
+        return got, None
     why = "%s's JSON has no completed-walk count for loads (looked for " \
           "DTLB_LOAD_MISSES.WALK_COMPLETED[_4K/_2M_4M/_1GB], " \
           "PAGE_WALKS.D_SIDE_WALKS, ls_l1_d_tlb_miss.all_l2_miss, " \
@@ -131,21 +141,20 @@ def walk_role(model, ev):
 
 
 def l1_role(model, ev, walk):
-    clashes = []
-    got, clash = pick(ev, ["ls_l1_d_tlb_miss.all"])
+    got, clashes = first_of(ev, (["ls_l1_d_tlb_miss.all"],))
     if got:
         return got, None
     got, clash = pick(ev, ["DTLB_LOAD_MISSES.STLB_HIT"])
     if got and walk and len(walk) + 1 <= MAX_PARTS:
         return got + walk, None
-    for names in (["MEM_UOPS_RETIRED.UTLB_MISS_LOADS"],
-                  ["MEM_UOPS_RETIRED.UTLB_MISS"],
-                  ["DATA_TLB_MISSES.L0_DTLB_MISS_LD"]):
-        got, clash = pick(ev, names)
-        if got:
-            return got, None
-        if clash:
-            clashes.append(clash)
+    if clash:
+        clashes.append(clash)
+    got, more = first_of(ev, (["MEM_UOPS_RETIRED.UTLB_MISS_LOADS"],
+                              ["MEM_UOPS_RETIRED.UTLB_MISS"],
+                              ["DATA_TLB_MISSES.L0_DTLB_MISS_LD"]))
+    if got:
+        return got, None
+    clashes += more
     why = "%s's JSON has no first-level dTLB load-miss count (looked for " \
           "ls_l1_d_tlb_miss.all, DTLB_LOAD_MISSES.STLB_HIT with a walk " \
           "event, MEM_UOPS_RETIRED.UTLB_MISS[_LOADS], " \
