@@ -29,13 +29,14 @@ include bench/bench.mk
 include plots/plots.mk
 include compare/compare.mk
 
-.PHONY: help deps kernel initramfs test bench checkpatch check-builds soak clean
+.PHONY: help deps kernel initramfs test test-kernel-build bench checkpatch check-builds soak clean
 
 help:
 	@echo "make deps         install missing Debian packages (apt-get; needs root)"
 	@echo "make kernel       extract linux-source-6.12, apply kernel/patches, build bzImage (cached)"
 	@echo "make initramfs    busybox, kselftests, benchmarks and perf for the guest"
 	@echo "make test         host unit tests + kselftests in the guest (DEBUG=1: debug kernel)"
+	@echo "make test-kernel-build   incremental kernel builds equal scratch ones (slow; DEBUG=1)"
 	@echo "make bench        quick profile in the guest, then figures (PROFILE=full|quick|tiny)"
 	@echo "make bench-native the same benchmarks on this host's kernel"
 	@echo "make plots        render results/latest (RUN=results/<id> for another run)"
@@ -50,10 +51,15 @@ deps:
 	@scripts/deps.sh
 
 # kernel/build.sh decides from a hash of tarball, series and config
-# fragments whether anything needs building, so this target always asks it.
+# fragments whether anything needs building, so this target always asks it;
+# it rebuilds incrementally, recompiling only what the change touches.
 # KERNEL_PATCHES=DIR builds another series (compare/compare.py does).
 kernel: deps
 	@kernel/build.sh --variant $(KERNEL_VARIANT) $(KERNEL_CONFIGS) $(if $(KERNEL_PATCHES),--patches $(KERNEL_PATCHES))
+
+# Several kernel builds (incremental ones and one from scratch).
+test-kernel-build: deps
+	@python3 tests/kbuild/incremental.py $(KERNEL_CONFIGS)
 
 # Cheap (a cpio of ~40 MB), so rebuilt whenever asked for.
 initramfs: kernel $(BENCH_BINS)

@@ -1,14 +1,31 @@
 #!/bin/bash
-# Build a bzImage and its kselftests from a fresh extract of Debian's
-# linux-source-6.12 with a patch series applied.
+# SPDX-License-Identifier: GPL-2.0
+# Build a bzImage and its kselftests from Debian's linux-source-6.12 with a
+# patch series applied, rebuilding only what a change in the inputs touches.
 #
 #   kernel/build.sh [--patches DIR] [--variant NAME] [--config FRAG]...
+#                   [--slot NAME] [--out DIR]
 #
 # The result goes to build/kernel/<key>/ where <key> hashes the source
 # tarball, the patches and the config fragments, so a build happens only
-# when one of them changes; build/kernel/<variant> then links to it.
+# when one of them changes, and going back to a revision built before costs
+# nothing; build/kernel/<variant> then links to it.
 # Defaults: --patches kernel/patches, --variant bzImage (the main kernel),
-# --config kernel/config/base.config.
+# --config kernel/config/base.config.  --out DIR builds into DIR even when
+# the key is cached, adds vmlinux and links nothing; --slot NAME builds in
+# build/tree/NAME (tests compare builds this way).
+#
+# Where it builds: one slot per list of config fragments ("base",
+# "base+debug"), build/tree/<slot>/ holding src/ (the patched tree), obj/
+# (Kbuild's O= folder) and cfg/ (where the .config is generated).  Before
+# every build kernel/reconcile.py brings src/ to exactly "tarball + this
+# series", rewriting only files whose content differs, and obj/.config is
+# replaced only when the generated config differs; Kbuild's own dependency
+# tracking (file mtimes, .cmd files, per-option include/config/ stamps)
+# then recompiles what changed and nothing else.  Revisions built one after
+# the other in a slot therefore never mix: each build sees only its own
+# inputs.  The pristine extract (build/src/linux-<tarball id>) is shared by
+# the slots and never modified.
 #
 # Outputs in build/kernel/<key>/: bzImage, bzImage.series (the series id:
 # a hash of the patches alone), config, selftests/ (static binaries), and
@@ -20,12 +37,16 @@ tarball=${KERNEL_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 patches="$root/kernel/patches"
 variant=bzImage
 configs=()
+out=
+slot=
 
 while [ "$#" -gt 0 ]; do
 	case "$1" in
 	--patches) patches=$(cd "$2" && pwd); shift 2 ;;
 	--variant) variant=$2; shift 2 ;;
 	--config) configs+=("$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift 2 ;;
+	--out) out=$(mkdir -p "$2" && cd "$2" && pwd); shift 2 ;;
+	--slot) slot=$2; shift 2 ;;
 	*) echo "kernel/build.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -46,74 +67,156 @@ selftests="hugetlb_dev map_hugetlb hugepage-mmap hugepage-shm hugepage-mremap hu
 hash() {
 	sha256sum | cut -c1-12
 }
-srcver=$(stat -c '%s %Y' "$tarball")
-series_id=$(cat ${series_files[@]+"${series_files[@]}"} /dev/null | hash)
-key=$({
-	echo "$srcver"
-	echo "$series_id"
-	cat "${configs[@]}"
-} | hash)
 
-out="$root/build/kernel/$key"
+# Each input on a line of its own, so that the previous build's list says
+# which one changed.
+inputs() {
+	echo "tarball $(basename "$tarball") $(stat -c '%s %Y' "$tarball")"
+	for f in ${series_files[@]+"${series_files[@]}"}; do
+		echo "patch $(basename "$f") $(hash <"$f")"
+	done
+	for f in "${configs[@]}"; do
+		echo "config $(basename "$f") $(hash <"$f")"
+	done
+}
+
+# run_progress LABEL LOG CMD...: run CMD with its output in LOG, printing
+# every 20 s how long it has run and, for make, how many objects it has
+# compiled so far.
+run_progress() {
+	local label=$1 log=$2 pid n last t0 next=20
+	shift 2
+	"$@" >"$log" 2>&1 &
+	pid=$!
+	# A stopped build.sh (Ctrl-C, timeout) must not leave make running.
+	trap 'kill $pid 2>/dev/null' EXIT
+	t0=$(date +%s)
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		if [ $(($(date +%s) - t0)) -ge "$next" ]; then
+			n=$(grep -cE '^  (CC|AS) ' "$log" || true)
+			last=$(grep '^  [A-Z]' "$log" | tail -1 | awk '{print $2}' || true)
+			echo "kernel: $label: $((next))s${last:+, $n objects compiled, now at ${last#"$obj"/}}"
+			next=$((next + 20))
+		fi
+	done
+	trap - EXIT
+	wait "$pid"
+}
+
+series_id=$(cat ${series_files[@]+"${series_files[@]}"} /dev/null | hash)
+key=$(inputs | hash)
+[ -n "$slot" ] || slot=$(for f in "${configs[@]}"; do basename "$f" .config; done | paste -sd+)
+
+result="$root/build/kernel/$key"
 link="$root/build/kernel/$variant"
-# Two builds of one key share build/obj/<key>: the second waits, then
-# finds the first's result.
 mkdir -p "$root/build/kernel"
-exec 9>"$out.lock"
-flock 9
-if [ -f "$out/bzImage" ]; then
-	ln -sfn "$key/bzImage" "$link"
-	ln -sfn "$key/bzImage.series" "$link.series"
-	echo "kernel: $variant is up to date (build/kernel/$key, series $series_id)"
-	exit 0
+if [ -z "$out" ]; then
+	# Two builds of one key: the second waits, then finds the first's result.
+	exec 9>"$result.lock"
+	flock 9
+	if [ -f "$result/bzImage" ]; then
+		ln -sfn "$key/bzImage" "$link"
+		ln -sfn "$key/bzImage.series" "$link.series"
+		echo "kernel: $variant is up to date (build/kernel/$key, series $series_id)"
+		exit 0
+	fi
 fi
 
 start=$(date +%s)
-src="$root/build/src/$series_id"
-# Variants of one series share the extracted tree: extract it once.
-mkdir -p "$root/build/src"
-exec 8>"$src.lock"
+tree="$root/build/tree/$slot"
+src="$tree/src" obj="$tree/obj" cfg="$tree/cfg"
+mkdir -p "$root/build/tree" "$root/build/src"
+# One build at a time per slot.
+exec 8>"$tree.lock"
 flock 8
-if [ ! -f "$src/.series-applied" ]; then
-	echo "kernel: extracting $(basename "$tarball") and applying ${#series_files[@]} patches"
-	rm -rf "$src"
-	mkdir -p "$src"
-	tar -xf "$tarball" -C "$src" --strip-components=1
-	for p in ${series_files[@]+"${series_files[@]}"}; do
-		if ! patch -d "$src" -p1 --quiet --forward <"$p"; then
-			echo "kernel/build.sh: $(basename "$p") does not apply to $(basename "$tarball")" >&2
-			exit 1
-		fi
-	done
-	touch "$src/.series-applied"
-fi
-exec 8>&-
 
-obj="$root/build/obj/$key"
-mkdir -p "$obj"
-mk=(make -s -C "$src" O="$obj" ARCH=x86_64)
-"${mk[@]}" tinyconfig >/dev/null
-"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "${configs[@]}" >"$obj/merge.log"
-"${mk[@]}" olddefconfig
-# merge_config.sh only warns when Kconfig drops a requested option.
+# The pristine extract, once per tarball.
+tarball_id=$(stat -c '%s %Y' "$tarball" | hash)
+pristine="$root/build/src/linux-$tarball_id"
+exec 7>"$pristine.lock"
+flock 7
+if [ ! -f "$pristine/.extracted" ]; then
+	rm -rf "$pristine"
+	mkdir -p "$pristine"
+	run_progress "extracting $(basename "$tarball")" "$pristine.log" \
+		tar -xf "$tarball" -C "$pristine" --strip-components=1
+	touch "$pristine/.extracted"
+fi
+exec 7>&-
+# kernel/checkpatch.sh looks for a tree the series applies to here.
+[ -d "$root/build/src/$series_id" ] && [ ! -L "$root/build/src/$series_id" ] ||
+	ln -sfn "linux-$tarball_id" "$root/build/src/$series_id"
+
+# Why this build happens: the inputs against those of the slot's last build.
+inputs >"$tree.inputs.new"
+if [ ! -f "$tree/inputs" ] || [ "$(cat "$tree/tarball-id" 2>/dev/null)" != "$tarball_id" ]; then
+	echo "kernel: building $variant from scratch in build/tree/$slot (no earlier build of this tarball there)"
+	rm -rf "$tree"
+	mkdir -p "$tree"
+	run_progress "copying the pristine tree" "$tree/copy.log" cp -a "$pristine" "$src"
+	echo "$tarball_id" >"$tree/tarball-id"
+else
+	why=$(awk 'NR == FNR { old[$1 " " $2] = $0; next }
+		{ k = $1 " " $2; seen[k] = 1 }
+		!(k in old) { print k " added" }
+		(k in old) && old[k] != $0 { print k " changed" }
+		END { for (k in old) if (!(k in seen)) print k " removed" }' \
+		"$tree/inputs" "$tree.inputs.new" | paste -sd, | sed 's/,/, /g')
+	[ -f "$tree/built" ] || why="${why:+$why; }the last build in this slot did not finish"
+	echo "kernel: rebuilding $variant in build/tree/$slot, changed since its last build there: ${why:-nothing (the result was removed)}"
+fi
+rm -f "$tree/built"
+mv "$tree.inputs.new" "$tree/inputs"
+
+"$root/kernel/reconcile.py" --pristine "$pristine" --tree "$src" \
+	${series_files[@]+"${series_files[@]}"} | sed 's/^/kernel: source /'
+
+# The config, generated apart and copied into obj/ only when it differs,
+# so an unchanged config leaves every object's config stamps alone.
+mkdir -p "$cfg" "$obj"
+mkcfg=(make -s -C "$src" O="$cfg" ARCH=x86_64)
+"${mkcfg[@]}" tinyconfig >/dev/null
+"$src/scripts/kconfig/merge_config.sh" -m -O "$cfg" "$cfg/.config" "${configs[@]}" >"$cfg/merge.log"
+"${mkcfg[@]}" olddefconfig
+# merge_config.sh only warns when Kconfig drops a requested option or
+# another option selects one the fragment turns off.
 for frag in "${configs[@]}"; do
 	while IFS= read -r line; do
-		if ! grep -qxF "$line" "$obj/.config"; then
+		if ! grep -qxF "$line" "$cfg/.config"; then
 			opt=${line%%=*}
-			echo "kernel/build.sh: $(basename "$frag") asks for $line but the config has: $(grep -E "^(# )?$opt[= ]" "$obj/.config" || echo "nothing") (a dependency is missing)" >&2
+			echo "kernel/build.sh: $(basename "$frag") asks for $line but the config has: $(grep -E "^(# )?$opt[= ]" "$cfg/.config" || echo "nothing") (a dependency is missing)" >&2
 			exit 1
 		fi
 	done < <(grep -E '^CONFIG_[A-Z0-9_]+=' "$frag")
+	for opt in $(sed -n 's/^# \(CONFIG_[A-Z0-9_]*\) is not set$/\1/p' "$frag"); do
+		if grep -q "^$opt=" "$cfg/.config"; then
+			echo "kernel/build.sh: $(basename "$frag") turns $opt off but another option selects it (make -C build/tree/$slot/src O=../cfg menuconfig, then search it with /)" >&2
+			exit 1
+		fi
+	done
 done
+cmp -s "$cfg/.config" "$obj/.config" || cp "$cfg/.config" "$obj/.config"
 
-echo "kernel: building bzImage ($variant, build/kernel/$key)"
-# Fixed build stamps keep ccache hits and make the image reproducible.
+# Fixed build stamps: the image depends on the inputs alone (ccache hits,
+# and an incremental build equal to one from scratch).
 export KBUILD_BUILD_TIMESTAMP="@0" KBUILD_BUILD_USER=hugetlb KBUILD_BUILD_HOST=build
+export KBUILD_BUILD_VERSION=1
+# Relative to build/, a slot's paths read the same in every slot (obj/ sees
+# ../src), so ccache also hits across slots.
 export CCACHE_BASEDIR="$root/build" CCACHE_NOHASHDIR=1
-"${mk[@]}" -j"$(nproc)" CC="ccache gcc" bzImage
-"${mk[@]}" headers_install >/dev/null
+mk=(make -C "$src" O="$obj" ARCH=x86_64 CC="ccache gcc")
+if ! run_progress "building bzImage" "$tree/build.log" "${mk[@]}" -j"$(nproc)" bzImage; then
+	tail -n 40 "$tree/build.log" >&2
+	echo "kernel/build.sh: the kernel build failed (full log: build/tree/$slot/build.log)" >&2
+	exit 1
+fi
+compiled=$(grep -E '^  (CC|AS) ' "$tree/build.log" | awk '{print $2}' || true)
+n=$(printf '%s' "$compiled" | grep -c . || true)
+echo "kernel: compiled $n objects$([ "$n" -gt 0 ] && [ "$n" -le 8 ] && echo ": $(echo $compiled)")"
+"${mk[@]}" -s headers_install >/dev/null
 
-tmp="$out.tmp"
+tmp="${out:-$result}.tmp"
 rm -rf "$tmp"
 mkdir -p "$tmp/selftests"
 st="$src/tools/testing/selftests"
@@ -122,15 +225,23 @@ for t in $selftests; do
 		echo "kernel/build.sh: $t.c is missing from the tree: is the series complete?" >&2
 		exit 1
 	fi
-	gcc -static -O2 -Wall -isystem "$obj/usr/include" -I "$st" -I "$st/mm" \
+	ccache gcc -static -O2 -Wall -isystem "$obj/usr/include" -I "$st" -I "$st/mm" \
 		-o "$tmp/selftests/$t" "$st/mm/$t.c" "$st/mm/vm_util.c" -lrt -lpthread -lm
 done
 cp "$obj/arch/x86/boot/bzImage" "$tmp/bzImage"
 cp "$obj/.config" "$tmp/config"
 echo "$series_id" >"$tmp/bzImage.series"
 echo $(($(date +%s) - start)) >"$tmp/build-seconds"
-rm -rf "$out"
-mv "$tmp" "$out"
+touch "$tree/built"
+if [ -n "$out" ]; then
+	cp "$obj/vmlinux" "$tmp/vmlinux"
+	rm -rf "$out"
+	mv "$tmp" "$out"
+	echo "kernel: built $variant in $(cat "$out/build-seconds")s into $out"
+	exit 0
+fi
+rm -rf "$result"
+mv "$tmp" "$result"
 ln -sfn "$key/bzImage" "$link"
 ln -sfn "$key/bzImage.series" "$link.series"
-echo "kernel: built $variant in $(cat "$out/build-seconds")s (series $series_id)"
+echo "kernel: built $variant in $(cat "$result/build-seconds")s (series $series_id)"

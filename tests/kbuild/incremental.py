@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""`make test-kernel-build`: an incremental kernel build is the same as one
+from scratch, and revisions built one after another in a slot never mix.
+
+With the series A (kernel/patches), B (A with one string in 0001's C code
+changed, and one in kernel/panic.c, which the series does not touch) and C (A with one comment line of 0001 changed), in the slot that
+`make kernel` uses for the config:
+  1. build A, then B, then C, then A again, each incremental;
+  2. build A from scratch in a fresh slot (--no-ccache: without ccache);
+then check: B compiled few objects and its image differs from A's (the edit
+reached the image); C's vmlinux equals A's (a comment changes nothing);
+the second A equals the first (nothing of B leaked); the scratch A equals
+both (.config identical, vmlinux identical under fixed build stamps).
+Prints each build's time, then `N passed, N failed`.
+"""
+import argparse
+import difflib
+import filecmp
+import glob
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+WORK = os.path.join(ROOT, "build", "test-kernel-build")
+
+
+def sha(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
+
+
+def edited_series(name, pattern, edit, extra=None):
+    """A copy of kernel/patches whose 0001 has the first added line
+    matching pattern replaced by edit(line) (same line count), plus an
+    extra patch if given."""
+    d = os.path.join(WORK, "series-" + name)
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(os.path.join(ROOT, "kernel", "patches"), d)
+    if extra:
+        with open(os.path.join(d, "9999-test-only.patch"), "w") as f:
+            f.write(extra)
+    p = glob.glob(os.path.join(d, "0001-*.patch"))[0]
+    with open(p) as f:
+        lines = f.read().split("\n")
+    for i, line in enumerate(lines):
+        if re.match(pattern, line):
+            lines[i] = edit(line)
+            break
+    else:
+        sys.exit("test-kernel-build: no line matching %r in %s" % (pattern, p))
+    with open(p, "w") as f:
+        f.write("\n".join(lines))
+    return d
+
+
+def outside_patch(path):
+    """A patch changing the first pr_*() string of a file the series does
+    not touch: going back to A must restore it from the pristine tree and
+    recompile it."""
+    pristine = glob.glob(os.path.join(ROOT, "build", "src", "linux-*", path))
+    if not pristine:
+        sys.exit("test-kernel-build: no pristine %s: run make kernel first" % path)
+    with open(pristine[0]) as f:
+        old = f.read().splitlines(keepends=True)
+    new = list(old)
+    for i, line in enumerate(new):
+        if re.search(r'\bpr_\w+\("', line):
+            new[i] = line.replace('("', '("x', 1)
+            break
+    return "".join(difflib.unified_diff(old, new, "a/" + path, "b/" + path))
+
+
+def build(label, patches, configs, out, slot=None, env=None):
+    argv = [os.path.join(ROOT, "kernel", "build.sh"), "--patches", patches, "--out", out]
+    for c in configs:
+        argv += ["--config", c]
+    if slot:
+        argv += ["--slot", slot]
+    print("== %s" % label, flush=True)
+    start = time.time()
+    r = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, env=env)
+    took = time.time() - start
+    sys.stdout.write(r.stdout)
+    if r.returncode:
+        sys.exit("test-kernel-build: the %s build failed (exit %d)" % (label, r.returncode))
+    m = re.search(r"^kernel: compiled (\d+) objects", r.stdout, re.M)
+    print("%s: %.0f s, %s objects compiled" % (label, took, m.group(1) if m else "?"),
+          flush=True)
+    return {"dir": out, "seconds": took, "compiled": int(m.group(1)) if m else -1,
+            "vmlinux": sha(os.path.join(out, "vmlinux"))}
+
+
+class Tally:
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def check(self, name, ok, detail):
+        print("%s %s: %s" % ("PASS" if ok else "FAIL", name, detail), flush=True)
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--config", action="append", default=[],
+                    help="config fragment (default kernel/config/base.config)")
+    ap.add_argument("--no-ccache", action="store_true",
+                    help="the scratch build compiles every object itself")
+    args = ap.parse_args()
+    configs = [os.path.abspath(c) for c in args.config] or \
+        [os.path.join(ROOT, "kernel", "config", "base.config")]
+    os.makedirs(WORK, exist_ok=True)
+    a = os.path.join(ROOT, "kernel", "patches")
+    b = edited_series("B", r'^\+[^#+].*pr_\w+\("', lambda l: l.replace('("', '("x', 1),
+                      outside_patch("kernel/panic.c"))
+    c = edited_series("C", r"^\+ \* \S", lambda l: l + " (edited)")
+
+    a1 = build("A", a, configs, os.path.join(WORK, "A1"))
+    bb = build("B (a string in 0001 and one in kernel/panic.c changed)", b, configs, os.path.join(WORK, "B"))
+    cc = build("C (a comment in 0001 changed)", c, configs, os.path.join(WORK, "C"))
+    a2 = build("A again", a, configs, os.path.join(WORK, "A2"))
+    slot = "test-scratch"
+    shutil.rmtree(os.path.join(ROOT, "build", "tree", slot), ignore_errors=True)
+    env = dict(os.environ, CCACHE_DISABLE="1") if args.no_ccache else None
+    scratch = build("A from scratch", a, configs, os.path.join(WORK, "A-scratch"), slot, env)
+    shutil.rmtree(os.path.join(ROOT, "build", "tree", slot))
+
+    t = Tally()
+    t.check("B rebuilt only a few objects", 0 < bb["compiled"] <= 7,
+            "%d objects" % bb["compiled"])
+    t.check("B's image differs from A's", bb["vmlinux"] != a1["vmlinux"],
+            "A %s, B %s" % (a1["vmlinux"], bb["vmlinux"]))
+    t.check("C (comment edit) has A's vmlinux", cc["vmlinux"] == a1["vmlinux"],
+            "A %s, C %s" % (a1["vmlinux"], cc["vmlinux"]))
+    t.check("A after B and C equals the first A", a2["vmlinux"] == a1["vmlinux"],
+            "%s, %s" % (a1["vmlinux"], a2["vmlinux"]))
+    t.check("A from scratch has the same .config",
+            filecmp.cmp(os.path.join(a1["dir"], "config"),
+                        os.path.join(scratch["dir"], "config"), shallow=False), "")
+    t.check("A from scratch has the same vmlinux", scratch["vmlinux"] == a1["vmlinux"],
+            "incremental %s, scratch %s" % (a1["vmlinux"], scratch["vmlinux"]))
+    print("%d passed, %d failed" % (t.passed, t.failed))
+    return 1 if t.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
