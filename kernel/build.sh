@@ -64,7 +64,7 @@ done < <(find "$patches" -maxdepth 1 -name '*.patch' ! -name '0000-*' | sort)
 # The upstream kselftests the suite runs besides our own hugetlb_dev.
 selftests="hugetlb_dev map_hugetlb hugepage-mmap hugepage-shm hugepage-mremap hugetlb-madvise"
 
-hash() {
+digest() {
 	sha256sum | cut -c1-12
 }
 
@@ -73,10 +73,10 @@ hash() {
 inputs() {
 	echo "tarball $(basename "$tarball") $(stat -c '%s %Y' "$tarball")"
 	for f in ${series_files[@]+"${series_files[@]}"}; do
-		echo "patch $(basename "$f") $(hash <"$f")"
+		echo "patch $(basename "$f") $(digest <"$f")"
 	done
 	for f in "${configs[@]}"; do
-		echo "config $(basename "$f") $(hash <"$f")"
+		echo "config $(basename "$f") $(digest <"$f")"
 	done
 }
 
@@ -104,8 +104,8 @@ run_progress() {
 	wait "$pid"
 }
 
-series_id=$(cat ${series_files[@]+"${series_files[@]}"} /dev/null | hash)
-key=$(inputs | hash)
+series_id=$(cat ${series_files[@]+"${series_files[@]}"} /dev/null | digest)
+key=$(inputs | digest)
 [ -n "$slot" ] || slot=$(for f in "${configs[@]}"; do basename "$f" .config; done | paste -sd+)
 
 result="$root/build/kernel/$key"
@@ -132,7 +132,7 @@ exec 8>"$tree.lock"
 flock 8
 
 # The pristine extract, once per tarball.
-tarball_id=$(stat -c '%s %Y' "$tarball" | hash)
+tarball_id=$(stat -c '%s %Y' "$tarball" | digest)
 pristine="$root/build/src/linux-$tarball_id"
 exec 7>"$pristine.lock"
 flock 7
