@@ -42,6 +42,13 @@ slot=
 
 while [ "$#" -gt 0 ]; do
 	case "$1" in
+	--patches | --variant | --config | --out | --slot)
+		if [ "$#" -lt 2 ] || [ -z "$2" ] || [ "${2#--}" != "$2" ]; then
+			echo "kernel/build.sh: $1 needs a value (see the usage at the top of kernel/build.sh)" >&2
+			exit 2
+		fi ;;
+	esac
+	case "$1" in
 	--patches) patches=$(cd "$2" && pwd); shift 2 ;;
 	--variant) variant=$2; shift 2 ;;
 	--config) configs+=("$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift 2 ;;
