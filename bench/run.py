@@ -62,7 +62,7 @@ def size_bytes(s):
     return int(s)
 
 
-def profile(name, mode, mem_available=None, c=None):
+def profile(name, mode, mem_available=None, c=None, llc=None):
     """The arguments of each benchmark, and the pools/memory they need.
 
     tiny: a few sizes, 2 reps: a smoke test (the guest test), not data.
@@ -73,6 +73,8 @@ def profile(name, mode, mem_available=None, c=None):
         1 GB in the guest, both hop kinds.
     "runner" holds the runner's own options for a benchmark that has no
     entry of its own: a new benchmark runs without touching this file.
+    llc: the host's last-level cache in bytes (host_llc()), which sizes
+    streamk natively; None in the guest or where it is unknown.
     """
     guest = mode == "guest"
     if name == "tiny":
@@ -83,7 +85,50 @@ def profile(name, mode, mem_available=None, c=None):
         p = full_profile(guest, mem_available)
     else:
         raise ValueError("unknown profile %r" % name)
+    p["streamk"] = streamk_profile(name, guest, llc, p, mem_available)
     return size_pools(p)
+
+
+# streamk's guest working set in the quick profile (three arrays of 4 MB):
+# about 45 s of TCG time over the backings the quick guest run measures.
+STREAMK_QUICK_GUEST = 12 * MB
+
+
+def streamk_profile(name, guest, llc, p, mem_available):
+    """streamk's arguments: STREAM's rule, --warmup 1 --reps 9 (NTIMES =
+    10), and one working set of three arrays, each 4x the last-level cache
+    where the profile and memory allow (else what fits; the binary then
+    says the rule was not met).  tiny is a smoke test, not STREAM's rule.
+    full may raise max_bytes (the pools) to reach 4x the LLC."""
+    if name == "tiny":
+        return ["--sizes", "384K", "--warmup", "1", "--reps", "2"]
+    unit = 3 * 4096                             # whole 4 KB pages each
+    want = -(-12 * llc // unit) * unit if llc else None   # 3 x 4 x LLC
+    if guest:
+        cap = STREAMK_QUICK_GUEST if name == "quick" else p["max_bytes"]
+    elif name == "quick":
+        cap = p["max_bytes"]
+    elif want:
+        cap = max(p["max_bytes"], (mem_available or 0) // 3)
+    else:
+        cap = p["max_bytes"]
+    cap = cap // unit * unit
+    total = min(want, cap) if want else cap
+    if name == "full" and not guest:
+        p["max_bytes"] = max(p["max_bytes"], total)
+    return ["--sizes", str(total), "--warmup", "1", "--reps", "9"]
+
+
+def host_llc():
+    """The host's last-level cache in bytes from `benchtool llc` (sysfs, or
+    CPUID where sysfs has none: bench/llc.h); None when unknown."""
+    tool = os.path.join(ROOT, contract.BENCHTOOL)
+    try:
+        p = subprocess.run([tool, "llc"], capture_output=True, text=True)
+        return json.loads(p.stdout)["llc_bytes"] if p.returncode == 0 \
+            else None
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def tiny_profile():
@@ -597,7 +642,7 @@ def parse_args(argv, c):
 def override_sizes(p, sizes):
     """--sizes replaces the working sets of every benchmark but fault."""
     top = max(size_bytes(x) for x in sizes.split(","))
-    for b in ("chase", "stream", "runner"):
+    for b in ("chase", "stream", "streamk", "runner"):
         a = list(p[b])
         for opt in ("--sizes", "--min", "--max"):
             if opt in a:
@@ -763,7 +808,8 @@ def main(argv=None):
     c = contract.load()
     args = parse_args(argv, c)
     benches = [b for b in args.benches.split(",") if b]
-    p = profile(args.profile, args.mode, mem_available(), c)
+    p = profile(args.profile, args.mode, mem_available(), c,
+                llc=None if args.mode == "guest" else host_llc())
     if args.sizes:
         override_sizes(p, args.sizes)
     runs = invocations(p, args, args.model, benches, c)
