@@ -43,6 +43,9 @@ import contract
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MB = 1 << 20
 GB = 1 << 30
+# Where the host's /proc and /sys are read and THP is set (tests point it
+# at a fake tree).
+HOST_ROOT = "/"
 KB_1G = 1048576
 
 # Working sets: dense near the TLB reaches (256K, 6M/8M, 64M/128M; see
@@ -369,6 +372,9 @@ class Results:
         elif key == "counters":
             if not m["counters"]:
                 m["counters"] = val
+        elif key == "thp_guest":
+            # the guest kernel's THP knobs (the host's are in machine)
+            m[key] = {k: bracketed(v) or None for k, v in val.items()}
         elif key == "host_memory":
             # what backs guest RAM on the host (run-qemu.sh under KVM)
             m[key] = val
@@ -535,16 +541,82 @@ def machine_state(root="/"):
     no_turbo = read_text(os.path.join(cpu, "intel_pstate", "no_turbo"))
     if boost is None and no_turbo is not None:
         boost = "0" if no_turbo == "1" else "1"
-    thp = os.path.join(root, "sys", "kernel", "mm", "transparent_hugepage")
+    thp = ThpSettings(root).read()
     return {
         "cpufreq_governor": govs or None,
         "boost": {"1": True, "0": False}.get(boost),
         "smt_active": {"1": True, "0": False}.get(
             read_text(os.path.join(cpu, "smt", "active"))),
-        "thp_enabled": bracketed(read_text(os.path.join(thp, "enabled"))),
-        "thp_defrag": bracketed(read_text(os.path.join(thp, "defrag"))),
+        "thp_enabled": thp.pop("enabled"),
+        "thp_defrag": thp.pop("defrag"),
+        "thp_khugepaged": {k.partition("/")[2]: v for k, v in thp.items()
+                           if v is not None} or None,
         "hypervisor": hypervisor(root),
     }
+
+
+class ThpSettings:
+    """The transparent huge page knobs of a host: read for meta.json, and
+    set for a run that measures the `thp` backing, which maps with
+    MADV_HUGEPAGE.  That advice takes effect only when `enabled` is
+    `always` or `madvise`, and a madvised fault compacts memory to get a
+    huge page only when `defrag` is `always`, `madvise` or `defer+madvise`
+    (with `defer` or `never` it falls back to 4 KB pages once memory is
+    fragmented, and the backing fails its page-size check).  Where a knob
+    allows neither, it is set to `madvise`: the least change that gives
+    madvised regions huge pages and direct compaction, leaving every other
+    process's memory as it was (`always` would not).  khugepaged is only
+    recorded: the runner touches a mapping whole right after mapping it,
+    so its huge pages come from the fault, not from khugepaged's scans.
+    restore() puts back what apply() changed (call it from finally; it is
+    idempotent)."""
+
+    DIR = os.path.join("sys", "kernel", "mm", "transparent_hugepage")
+    KNOBS = ("enabled", "defrag", "khugepaged/defrag",
+             "khugepaged/pages_to_scan", "khugepaged/scan_sleep_millisecs")
+    # knob: (values that serve MADV_HUGEPAGE, the value set otherwise)
+    NEED = {"enabled": (("always", "madvise"), "madvise"),
+            "defrag": (("always", "defer+madvise", "madvise"), "madvise")}
+
+    def __init__(self, root="/"):
+        self.dir = os.path.join(root, self.DIR)
+        self.saved = {}
+
+    def read(self):
+        """{knob: value} (the chosen one of a choice file); None where the
+        kernel has no such file."""
+        return {k: bracketed(read_text(os.path.join(self.dir, k)))
+                for k in self.KNOBS}
+
+    def _write(self, knob, value):
+        with open(os.path.join(self.dir, knob), "w") as f:
+            f.write(value + "\n")
+
+    def apply(self):
+        """Sets what the thp backing needs; returns the values in force."""
+        cur = self.read()
+        for knob, (ok, want) in self.NEED.items():
+            if cur[knob] is None or cur[knob] in ok:
+                continue
+            try:
+                self._write(knob, want)
+                self.saved.setdefault(knob, cur[knob])
+                print("bench: THP %s set from %s to %s for the thp backing"
+                      % (knob, cur[knob], want))
+            except OSError as e:
+                print("bench: cannot set THP %s to %s (%s): the thp backing "
+                      "may fail its page-size check" % (knob, want, e),
+                      file=sys.stderr)
+        return {k: v for k, v in self.read().items() if k in self.NEED}
+
+    def restore(self):
+        for knob, value in list(self.saved.items()):
+            try:
+                self._write(knob, value)
+                del self.saved[knob]
+            except OSError as e:
+                print("bench: RESTORE FAILED for THP %s (want %s): %s"
+                      % (knob, value, e), file=sys.stderr)
 
 
 def needs_pools(backings, c):
@@ -653,14 +725,20 @@ def override_sizes(p, sizes):
     size_pools(p)
 
 
+# The guest's THP knobs, as one @meta line (Results.add_meta: thp_guest).
+GUEST_THP = ("t=/sys/kernel/mm/transparent_hugepage; printf '@meta thp_guest "
+             "{\"enabled\": \"%s\", \"defrag\": \"%s\"}\\n' "
+             "\"$(cat $t/enabled 2>/dev/null)\" \"$(cat $t/defrag 2>/dev/null)\"")
+
+
 def guest_command(p, args, runs, c):
     """One run-qemu.sh boot that runs every invocation in turn; the
     initramfs has the binaries in /usr/local/bin."""
-    script = "; ".join(
+    script = "; ".join([GUEST_THP] + [
         "/usr/local/bin/%s %s; echo \"@exit %s $?\"" % (
             os.path.basename(c.bench(bench)["binary"]),
             " ".join(shlex.quote(x) for x in argv), bench)
-        for bench, argv in runs)
+        for bench, argv in runs])
     cmd = [args.run_qemu, "--hugepages", str(p["hugepages"])]
     if p["hugepages_1g"]:
         cmd += ["--hugepages-1g", str(p["hugepages_1g"])]
@@ -674,7 +752,7 @@ def guest_command(p, args, runs, c):
 
 def first_meta(args, run_id, cmds, runs):
     guest = args.mode == "guest"
-    state = machine_state()
+    state = machine_state(HOST_ROOT)
     meta = {
         "run_id": run_id,
         "date": datetime.datetime.now().astimezone().isoformat(
@@ -690,7 +768,9 @@ def first_meta(args, run_id, cmds, runs):
         "timing_source": None if guest else "native",
         "commands": [" ".join(shlex.quote(x) for x in c) for c in cmds],
         "backing_order": {},
-        "machine": dict(state, loadavg_start=loadavg(), loadavg_end=None),
+        "machine": dict(state, loadavg_start=loadavg(), loadavg_end=None,
+                        thp_in_run={"enabled": state["thp_enabled"],
+                                    "defrag": state["thp_defrag"]}),
         "status": "running",
     }
     for bench, argv in runs:
@@ -836,9 +916,17 @@ def main(argv=None):
     print("bench: %s run %s -> %s" % (args.mode, args.profile, res.dir),
           flush=True)
     pools = HugePools()
+    thp = ThpSettings(HOST_ROOT)
     ignore_stops = stop_signals()
     status, rc = "complete", 0
     try:
+        # Natively THP is set for the thp backing (see ThpSettings).  A
+        # guest needs nothing set: it boots fresh with the project config's
+        # enabled=madvise, defrag=madvise and is discarded after the run;
+        # its values are recorded (thp_guest).
+        if not guest and "thp" in selected:
+            res.meta["machine"]["thp_in_run"] = thp.apply()
+            res.write_meta()
         if guest:
             rc = run_guest(res, cmds[0], pools)
         else:
@@ -854,6 +942,7 @@ def main(argv=None):
         # turn a recorded status into a different exit code: ignore them.
         ignore_stops()
         pools.restore()
+        thp.restore()
         res.meta["machine"]["loadavg_end"] = loadavg()
         res.finish(status)
     report(res, status)
