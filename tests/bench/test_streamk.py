@@ -167,7 +167,7 @@ class TestProfile(unittest.TestCase):
         self.assertLessEqual(got, p["max_bytes"])     # LLC unknown
 
     def test_guest_and_tiny(self):
-        self.assertEqual(self.sizes("quick", "guest")[0], 12 << 20)
+        self.assertEqual(self.sizes("quick", "guest")[0], 24 << 20)
         self.assertEqual(self.sizes("tiny", "guest")[0], 384 << 10)
         self.assertEqual(self.sizes("full", "guest")[0] // 12288 * 12288,
                          self.sizes("full", "guest")[0])
