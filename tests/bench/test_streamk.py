@@ -173,6 +173,33 @@ class TestProfile(unittest.TestCase):
                          self.sizes("full", "guest")[0])
 
 
+class TestFitPool(unittest.TestCase):
+    """A native run whose 2 MB pool could not be raised far enough runs
+    streamk at what the pool holds, and says so."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.res = run.Results(tmp.name, "r", {"mode": "native"})
+
+    def test_cut_to_the_free_pages_with_a_note(self):
+        cmd = ["/x/streamk", "--sizes", str(6 << 30), "--reps", "9"]
+        got = run.streamk_fit_pool(self.res, cmd, 1000)
+        size = int(got[2])
+        self.assertLessEqual(size, 1000 * (2 << 20))
+        self.assertGreater(size, 1000 * (2 << 20) - 3 * 4096)
+        self.assertEqual(size % (3 * 4096), 0)
+        self.assertEqual(got[3:], ["--reps", "9"])
+        self.assertIn("1000 free pages", self.res.meta["notes"][0])
+
+    def test_left_alone_when_it_fits_or_is_not_streamk(self):
+        cmd = ["/x/streamk", "--sizes", "384K"]
+        self.assertEqual(run.streamk_fit_pool(self.res, cmd, 10), cmd)
+        cmd = ["/x/chase", "--sizes", "1G"]
+        self.assertEqual(run.streamk_fit_pool(self.res, cmd, 10), cmd)
+        self.assertNotIn("notes", self.res.meta)
+
+
 class TestLlc(unittest.TestCase):
     def sysfs(self, caches):
         d = tempfile.mkdtemp()
