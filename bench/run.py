@@ -96,8 +96,8 @@ GUEST_CPUS = 2
 FAULTSCALE = {
     "tiny": ("4M", ["--reps", "1", "--warmup", "0", "--iterations", "1"]),
     "quick": ("16M", ["--reps", "3", "--warmup", "0", "--iterations", "2"]),
-    "quick-native": ("1G", ["--reps", "5", "--warmup", "1",
-                            "--iterations", "3"]),
+    "quick-native": ("1G", ["--reps", "3", "--warmup", "0",
+                            "--iterations", "2"]),
     "full": ("1G", ["--reps", "5", "--warmup", "1", "--iterations", "4"]),
 }
 
