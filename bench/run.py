@@ -89,6 +89,7 @@ def profile(name, mode, mem_available=None, c=None, llc=None):
     else:
         raise ValueError("unknown profile %r" % name)
     p["streamk"] = streamk_profile(name, guest, llc, p, mem_available)
+    add_faultscale(p, name, guest, c)
     return size_pools(p)
 
 
@@ -134,6 +135,47 @@ def host_llc():
             else None
     except (OSError, ValueError, KeyError):
         return None
+
+
+# Fault scalability (bench/faultscale.c) in the guest runs on this many
+# vCPUs: multi-threaded TCG gives each its own host thread, and this host
+# has 2 cores, so more would say nothing.
+GUEST_CPUS = 2
+# faultscale's region per task and its own options, per profile; the
+# region shrinks so that the most tasks fit max_bytes (the pool) at once.
+FAULTSCALE = {
+    "tiny": ("4M", ["--reps", "1", "--warmup", "0", "--iterations", "1"]),
+    "quick": ("16M", ["--reps", "3", "--warmup", "0", "--iterations", "2"]),
+    "quick-native": ("1G", ["--reps", "3", "--warmup", "0",
+                            "--iterations", "2"]),
+    "full": ("1G", ["--reps", "5", "--warmup", "1", "--iterations", "4"]),
+}
+
+
+def add_faultscale(p, name, guest, c):
+    """faultscale's arguments: 1..CPUs tasks (full adds twice the CPUs,
+    oversubscribed), each with a region of max_bytes / the most tasks at
+    most; in the guest p["smp"] CPUs, and no 1 GB backings but in full
+    (each 1 GB page costs seconds of clearing under TCG)."""
+    cpus = GUEST_CPUS if guest else len(os.sched_getaffinity(0))
+    counts = list(range(1, cpus + 1))
+    key = name + ("-native" if name == "quick" and not guest else "")
+    region, rest = FAULTSCALE[key]
+    a = []
+    if name == "full":
+        counts.append(2 * cpus)
+        a.append("--oversubscribe")
+    most = max(counts)
+    region = min(size_bytes(region), p["max_bytes"] // most // (2 * MB) *
+                 (2 * MB))
+    p["faultscale"] = ["--sizes", str(region), "--tasks",
+                       ",".join(map(str, counts))] + a + rest
+    if guest:
+        p["smp"] = cpus
+        if name != "full":
+            c = c or contract.load()
+            small = [b["name"] for b in c.backings if b["pool_kb"] != KB_1G]
+            p.setdefault("backings", {})["faultscale"] = ",".join(small)
 
 
 def tiny_profile():
@@ -377,6 +419,10 @@ class Results:
         elif key == "thp_guest":
             # the guest kernel's THP knobs (the host's are in machine)
             m[key] = {k: bracketed(v) or None for k, v in val.items()}
+        elif key == "skip":
+            # a point a benchmark could not measure (faultscale: N regions
+            # do not fit the pool), with the reason
+            m.setdefault("skipped_points", []).append(val)
         elif key == "host_memory":
             # what backs guest RAM on the host (run-qemu.sh under KVM)
             m[key] = val
@@ -745,6 +791,8 @@ def guest_command(p, args, runs, c):
     if p["hugepages_1g"]:
         cmd += ["--hugepages-1g", str(p["hugepages_1g"])]
     cmd += ["--mem", p["mem"], "--timeout", str(p["timeout"])]
+    if any(bench == "faultscale" for bench, _ in runs):
+        cmd += ["--smp", str(p["smp"])]
     if args.kernel:
         cmd += ["--kernel", args.kernel]
     if args.initrd:
@@ -773,6 +821,8 @@ def first_meta(args, run_id, cmds, runs):
         "machine": dict(state, loadavg_start=loadavg(), loadavg_end=None,
                         thp_in_run={"enabled": state["thp_enabled"],
                                     "defrag": state["thp_defrag"]}),
+        # the cores QEMU's vCPU threads share in guest mode (faultscale)
+        "host_cpus": os.cpu_count(),
         "status": "running",
     }
     for bench, argv in runs:

@@ -425,6 +425,73 @@ def streamk_jobs(meta, streamk, notes):
 STRIDE_NOTE = ("stream.csv stride: best-case page-walk throughput with independent loads "
                "(one per 4 KB page); not latency (chase.csv) and not STREAM bandwidth "
                "(streamk.csv)")
+def faultscale_table(run):
+    """faultscale.csv, or None when the contract in use (a pinned, older
+    one) lists no faultscale benchmark."""
+    if "faultscale" not in contract.load().bench_names():
+        return None
+    return Table(run, "faultscale.csv")
+
+
+def faultscale_timing(meta):
+    """What the times of faultscale.csv mean with several tasks at once."""
+    src = meta.get("timing_source")
+    cpus = ((meta.get("other") or {}).get("faultscale") or {}).get("allowed_cpus", "")
+    n = len(cpus.split(";")) if cpus else "?"
+    host = meta.get("host_cpus") or "?"
+    if src == "tcg":
+        return (f"multi-threaded TCG: one host thread per vCPU ({n} vCPUs) on {host} host "
+                f"cores, so scaling beyond {host} tasks says nothing; times are emulated")
+    if src == "icount":
+        return (f"-icount runs all {n} vCPUs on one host thread, in turn: tasks never run "
+                "at once, so this shows no scaling at all")
+    return f"wall time, tasks on {n} CPUs ({cpus or 'not recorded'})"
+
+
+def faultscale_sections(fs, meta):
+    """faults/s at each task count, per backing and mode, and how N tasks
+    compare with one."""
+    if fs is None or not fs.ok:
+        return []
+    counts = sorted({int(fnum(r["tasks"])) for r in fs.rows})
+    rows = []
+    for b in fs.backings():
+        for mode in ("process", "thread"):
+            by = {int(fnum(r["tasks"])): r for r in fs.rows
+                  if r["backing"] == b and r["mode"] == mode}
+            if not by:
+                continue
+            one, top = by.get(1), by.get(max(by))
+            gain = (f"{fnum(top['faults_per_s']) / fnum(one['faults_per_s']):.2f}x"
+                    if one and top is not one and fnum(one["faults_per_s"]) else "n/a")
+            rows.append([b, mode, fmt_bytes(fnum(next(iter(by.values()))["region_bytes"]))]
+                        + [fmt_num(fnum(by[n]["faults_per_s"])) if n in by else "skipped"
+                           for n in counts]
+                        + [gain, fmt_num(fnum(one["us_per_fault"]), "us") if one else "n/a"])
+    over = [n for n in counts if any(r["oversubscribed"] == "1" and int(fnum(r["tasks"])) == n
+                                      for r in fs.rows)]
+    header = (["backing", "mode", "region/task"]
+              + [f"N={n}" + (" (oversubscribed)" if n in over else "") for n in counts]
+              + [f"N={counts[-1]} vs N=1", "us/fault at N=1"])
+    skipped = [p for p in meta.get("skipped_points") or [] if p.get("bench") == "faultscale"]
+    note = ("faultscale.csv: faults_per_s (all tasks' faults over the common window) per task "
+            "count N; us_per_fault of one task at N=1; " + faultscale_timing(meta))
+    if skipped:
+        note += "; skipped for lack of pages: " + "; ".join(
+            f"{p.get('backing')} {p.get('point')}" for p in skipped)
+    return [("Fault scalability: faults per second against tasks", note, header, rows)]
+
+
+def faultscale_jobs(fs, timing, meta, notes):
+    """The faultscale figure's job, or a note saying why there is none."""
+    if fs is None:
+        notes.append("faultscale skipped: the contract lists no faultscale benchmark")
+        return []
+    if not fs.ok:
+        notes.append(f"faultscale skipped: {fs.problem}")
+        return []
+    return [("faultscale", "faultscale.gp", fs, timing, " ".join(fs.backings()),
+             faultscale_timing(meta), "", "")]
 
 
 def summary_lead(meta):
@@ -516,6 +583,9 @@ FIGURE_TEXT = {
                "bandwidth of real memory.",
     "faults": "Fault cost and faults per MB, demand against populate, and mmap setup cost per call "
               "(fault.csv).",
+    "faultscale": "Faults per second of N tasks, processes and threads, each mapping, touching "
+                  "and unmapping its own region, and the memory faulted in per second "
+                  "(faultscale.csv).",
 }
 
 
@@ -685,8 +755,11 @@ def main(argv=None):
     jobs += streamk_jobs(meta, streamk, notes)
     if tables[1].ok:
         notes.append(STRIDE_NOTE)
+    fs = faultscale_table(run)
+    jobs += faultscale_jobs(fs, timing, meta, notes)
     figures, failed, noisy = draw(run, caption, jobs, notes)
-    sections = headlines(tables[0], tables[2], meta) + streamk_sections(streamk, meta)
+    sections = (headlines(tables[0], tables[2], meta) + streamk_sections(streamk, meta)
+                + faultscale_sections(fs, meta))
     write_index(run, meta, meta_problem, caption, timing, sections, figures, notes)
     print(text_summary(run, caption, summary_lead(meta), sections, figures, notes))
     print(f"index: {os.path.join(run, 'index.html')}")

@@ -474,8 +474,11 @@ class StreamK(unittest.TestCase):
 
 
 def main():
-    return harness.run_unittest(
-        unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__]))
+    loader = unittest.defaultTestLoader
+    suite = loader.loadTestsFromModule(sys.modules[__name__])
+    # a further figure's tests: tests/plots/test_<figure>_plot.py
+    suite.addTests(loader.discover(HERE, pattern="test_*_plot.py", top_level_dir=HERE))
+    return harness.run_unittest(suite)
 
 
 if __name__ == "__main__":

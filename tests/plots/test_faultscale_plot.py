@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The faultscale figure and summary section (plots/faultscale.gp,
+plots/render.py), on a copy of the TCG fixture with a faultscale.csv
+written here.  The contract is tests/fixture/contract.json plus the
+faultscale benchmark's entry, pinned below like the fixture's.  Run by
+tests/plots/test_plots.py (make test-plots)."""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from test_plots import (CONTRACT, FIXTURE, PLOTS, RENDER, series_titles,  # noqa
+                        svg_text)
+
+COLUMNS = ["backing", "page_kb", "mode", "tasks", "faults_per_s",
+           "faults_per_s_per_task", "us_per_fault", "region_bytes",
+           "iterations", "faults", "wall_ms", "overlap", "faults_per_s_min",
+           "faults_per_s_max", "cv", "reps", "oversubscribed", "cpus"]
+BENCH = {"name": "faultscale", "binary": "faultscale", "columns": COLUMNS,
+         "key": ["backing", "mode", "tasks", "region_bytes"],
+         "metric": "faults_per_s", "lower_is_better": False, "options": []}
+BACKINGS = {"devzero": 4, "thp": 2048, "devhugetlb": 2048}
+TCG_SMP = "multi-threaded TCG: one host thread per vCPU (2 vCPUs) on 2 host cores"
+
+
+def rows():
+    out = []
+    for b, kb in BACKINGS.items():
+        region = 16 << 20
+        for mode in ("process", "thread"):
+            for n in (1, 2, 4):
+                fps = (20000.0 if kb == 4 else 80.0) * min(n, 2) * 0.8
+                faults = n * 2 * region // (kb * 1024)
+                out.append([b, kb, mode, n, fps, fps / n, 1e6 * n / fps, region, 2,
+                            faults, 1000.0 * faults / fps, 0.9 if n > 1 else 1.0,
+                            fps * 0.9, fps * 1.1, 0.05, 3, int(n > 2),
+                            ";".join(str(i % 2) for i in range(n))])
+    return out
+
+
+class FaultscaleFigure(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="plots-faultscale-")
+        self.run = os.path.join(self.tmp, "run")
+        shutil.copytree(os.path.join(FIXTURE, "tcg"), self.run)
+        with open(os.path.join(self.run, "faultscale.csv"), "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(COLUMNS)
+            w.writerows(rows())
+        with open(CONTRACT) as f:
+            data = json.load(f)
+        data["benches"].append(BENCH)
+        self.contract = os.path.join(self.tmp, "contract.json")
+        with open(self.contract, "w") as f:
+            json.dump(data, f)
+        self.edit_meta(host_cpus=2, other={"faultscale": {"allowed_cpus": "0;1"}},
+                       skipped_points=[{"bench": "faultscale", "backing": "shm",
+                                        "point": "mode=thread tasks=4",
+                                        "reason": "4 tasks x 16384 kB need 32 pages"}])
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def edit_meta(self, **kv):
+        path = os.path.join(self.run, "meta.json")
+        with open(path) as f:
+            m = json.load(f)
+        m.update(kv)
+        with open(path, "w") as f:
+            json.dump(m, f)
+
+    def render(self, contract=None):
+        p = subprocess.run([sys.executable, RENDER, self.run, "--no-link"],
+                           capture_output=True, text=True,
+                           env=dict(os.environ, BENCH_CONTRACT=contract or self.contract))
+        return p.returncode, p.stdout, p.stderr
+
+    def test_figure_with_a_series_per_backing_and_the_tcg_note(self):
+        rc, out, err = self.render()
+        self.assertEqual((rc, err), (0, ""))
+        svg = os.path.join(self.run, "faultscale.svg")
+        self.assertLessEqual(set(BACKINGS), series_titles(svg))
+        text = svg_text(svg)
+        self.assertIn(TCG_SMP, text)
+        self.assertIn("TCG: emulated timing, not hardware", text)
+        self.assertIn("open point = oversubscribed", text)
+        with open(os.path.join(self.run, "faultscale.png"), "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        with open(os.path.join(self.run, "index.html")) as f:
+            self.assertIn('src="faultscale.svg"', f.read())
+
+    def test_summary_section(self):
+        rc, out, err = self.render()
+        self.assertEqual(rc, 0, err)
+        self.assertIn("Fault scalability: faults per second against tasks", out)
+        self.assertIn(TCG_SMP, out)
+        self.assertIn("N=4 (oversubscribed)", out)
+        self.assertIn("skipped for lack of pages: shm mode=thread tasks=4", out)
+        # devzero process: 16000 faults/s at N=1, 32000 at N=2 and N=4
+        line = next(l for l in out.splitlines() if l.split()[:2] == ["devzero", "process"])
+        self.assertEqual(line.split()[2:10],
+                         ["16", "MiB", "16000", "32000", "32000", "2.00x", "62.5", "us"])
+
+    def test_icount_says_no_scaling(self):
+        self.edit_meta(timing_source="icount")
+        rc, out, err = self.render()
+        self.assertEqual((rc, err), (0, ""))
+        self.assertIn("tasks never run at once", out)
+        self.assertIn("tasks never run at once",
+                      svg_text(os.path.join(self.run, "faultscale.svg")))
+
+    def test_contract_without_faultscale(self):
+        rc, out, err = self.render(CONTRACT)
+        self.assertEqual((rc, err), (0, ""))
+        self.assertIn("faultscale skipped: the contract lists no faultscale benchmark", out)
+        self.assertFalse(os.path.exists(os.path.join(self.run, "faultscale.svg")))
+
+    def test_by_hand_is_silent(self):
+        out = os.path.join(self.tmp, "byhand")
+        p = subprocess.run(["gnuplot", "-c", os.path.join(PLOTS, "faultscale.gp"),
+                            os.path.join(self.run, "faultscale.csv"), out],
+                           capture_output=True, text=True)
+        self.assertEqual((p.returncode, p.stdout + p.stderr), (0, ""))
+        self.assertIn("unlabelled", svg_text(out + ".svg"))
+        self.assertLessEqual(set(BACKINGS), series_titles(out + ".svg"))
+
+
+if __name__ == "__main__":
+    unittest.main()
