@@ -95,6 +95,8 @@ def tiny_profile():
                    "--min-bytes", "4M"],
         # every 1 GB mapping costs seconds of page clearing under TCG
         "fault": ["--sizes", "4M", "--reps", "1", "--warmup", "0"],
+        "mlp": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1",
+                "--hops", "16K"],
         "runner": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1"],
         "max_bytes": 8 * MB, "timeout": 600,
     }
@@ -112,6 +114,10 @@ def quick_profile(guest, c):
                    "1", "--min-bytes", "16M" if guest else "256M"],
         "fault": ["--sizes", "16M" if guest else "256M", "--reps", "5",
                   "--warmup", "1"],
+        # the parallel chase at N = 1, 2, 4, 8 (its default --chains)
+        "mlp": ["--sizes", "1M,16M,256M" if guest else "1M,64M,1G",
+                "--reps", "5", "--warmup", "1",
+                "--hops", "64K" if guest else "1M"],
         "runner": ["--sizes", stream_sizes, "--reps", "5", "--warmup", "1"],
         "max_bytes": (256 if guest else 1024) * MB,
         "timeout": 900,
@@ -139,6 +145,9 @@ def full_profile(guest, mem_available):
         "stream": ["--min", "16K", "--max", str(top), "--reps", "5",
                    "--warmup", "1", "--min-bytes", "256M"],
         "fault": ["--sizes", "64M,256M", "--reps", "7", "--warmup", "1"],
+        "mlp": ["--sizes", ",".join(x for x in ("1M", "64M", "256M", "1G")
+                                    if size_bytes(x) <= top),
+                "--reps", "7", "--warmup", "1", "--hops", "1M"],
         "runner": ["--min", "16K", "--max", str(top), "--reps", "5",
                    "--warmup", "1"],
         "max_bytes": top, "timeout": 7200,
@@ -571,7 +580,7 @@ def profile_args(p, bench):
 
 def bench_args(p, bench, args, preset):
     a = profile_args(p, bench) + ["--seed", str(args.seed)]
-    if bench == "chase":
+    if bench in ("chase", "mlp"):
         a += ["--model", preset]
     return a
 
@@ -628,7 +637,7 @@ def parse_args(argv, c):
 def override_sizes(p, sizes):
     """--sizes replaces the working sets of every benchmark but fault."""
     top = max(size_bytes(x) for x in sizes.split(","))
-    for b in ("chase", "stream", "runner"):
+    for b in ("chase", "stream", "mlp", "runner"):
         a = list(p[b])
         for opt in ("--sizes", "--min", "--max"):
             if opt in a:
