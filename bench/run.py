@@ -115,9 +115,9 @@ def quick_profile(guest, c):
         "fault": ["--sizes", "16M" if guest else "256M", "--reps", "5",
                   "--warmup", "1"],
         # the parallel chase at N = 1, 2, 4, 8 (its default --chains)
-        "mlp": ["--sizes", "1M,16M,256M" if guest else "1M,64M,1G",
+        "mlp": ["--sizes", "1M,64M" if guest else "1M,64M,1G",
                 "--reps", "5", "--warmup", "1",
-                "--hops", "64K" if guest else "1M"],
+                "--hops", "32K" if guest else "1M"],
         "runner": ["--sizes", stream_sizes, "--reps", "5", "--warmup", "1"],
         "max_bytes": (256 if guest else 1024) * MB,
         "timeout": 900,
