@@ -444,10 +444,18 @@ static void check_backings(const char *list)
 {
 	char *copy = strdup(list), *t, *save = NULL;
 
-	for (t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
-		if (!backing_find(t))
+	char seen[nbackings];
+
+	memset(seen, 0, sizeof(seen));
+	for (t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		const struct backing *b = backing_find(t);
+
+		if (!b)
 			die_usage("--backings: no backing '%s' (the backings "
 				  "are listed under --help)", t);
+		if (seen[b - backings]++)
+			die_usage("--backings: '%s' is listed twice", t);
+	}
 	free(copy);
 }
 
@@ -650,39 +658,39 @@ static void slot_unmap(struct slot *s)
 	s->x.m = NULL;
 }
 
-/* the selected backings that are available, in the order --backings gives */
+static void add_slot(const struct backing *b, struct counters *c)
+{
+	char why[512];
+
+	if (backing_available(b, why, sizeof(why))) {
+		progress("skip %s: %s", b->name, why);
+		emit_backing_meta(b, "skipped", why, 0);
+		return;
+	}
+	slots[nslots++].x = (struct bench_ctx){ .o = &opts, .c = c, .b = b };
+}
+
+/*
+ * The selected backings that are available, in the order --backings
+ * gives (check_backings() has checked every name), else in table order.
+ */
 static void select_backings(struct counters *c)
 {
-	const char *p = opts.backings;
-	char why[512];
+	char *copy = opts.backings ? strdup(opts.backings) : NULL, *t, *save;
 	int i;
 
 	slots = calloc(nbackings, sizeof(*slots));
-	if (!slots) {
+	if (!slots || (opts.backings && !copy)) {
 		fprintf(stderr, "%s: out of memory\n", cur->name);
 		exit(70);
 	}
-	for (i = 0; i < nbackings; i++) {
-		const struct backing *b = &backings[i];
-
-		if (p) {	/* check_backings() has checked every name */
-			char name[64];
-			size_t l = strcspn(p, ",");
-
-			if (!*p)
-				break;
-			snprintf(name, sizeof(name), "%.*s", (int)l, p);
-			b = backing_find(name);
-			p += l + !!p[l];
-		}
-		if (backing_available(b, why, sizeof(why))) {
-			progress("skip %s: %s", b->name, why);
-			emit_backing_meta(b, "skipped", why, 0);
-			continue;
-		}
-		slots[nslots++].x = (struct bench_ctx){ .o = &opts, .c = c,
-							.b = b };
-	}
+	if (!copy)
+		for (i = 0; i < nbackings; i++)
+			add_slot(&backings[i], c);
+	for (t = copy ? strtok_r(copy, ",", &save) : NULL; t;
+	     t = strtok_r(NULL, ",", &save))
+		add_slot(backing_find(t), c);
+	free(copy);
 }
 
 /* -- interleaving: the order and whether the backings fit at once --------- */
@@ -840,9 +848,11 @@ static void run_point(struct slot **l, int n, int si, int pt,
 	int r, i;
 
 	n = prepare_all(l, n, si, pt);
+	for (i = 0; !rot && i < n; i++) {
+		cur->finish(&l[i]->x, l[i]->st, 0);
+		slot_failed(l[i], "out of memory for the repetitions' order");
+	}
 	if (!rot || !n) {
-		for (i = 0; i < n; i++)
-			cur->finish(&l[i]->x, l[i]->st, 0);
 		free(rot);
 		return;
 	}

@@ -124,6 +124,12 @@ class TestRunOrder(unittest.TestCase):
         self.assertEqual(ran, ["devzero"] * 4 + ["thp"] * 4)
         self.assertIn("backing by backing", r.stdout)
 
+    def test_a_backing_listed_twice_is_refused(self):
+        r = BenchRun("chase", ["--sizes", "64K", "--backings",
+                               "devzero,thp,devzero"])
+        self.assertEqual(r.returncode, 64, r.describe())
+        self.assertIn("'devzero' is listed twice", r.stderr)
+
     def test_fault_keeps_backing_by_backing(self):
         r = BenchRun("fault", ["--sizes", "4M", "--reps", "2", "--warmup",
                                "0", "--backings", "devzero,thp"])
