@@ -550,7 +550,9 @@ def together(runs, c):
     """{pool_kb: the most backings drawing on that pool that one binary
     maps at once}."""
     most = {}
-    for _, argv in runs:
+    for bench, argv in runs:
+        if bench not in c.bench_names():    # not a runner benchmark
+            continue
         n = {}
         for b in argv[argv.index("--backings") + 1].split(","):
             kb = c.needs_pool(b)
@@ -589,10 +591,12 @@ def invocations(p, args, preset, benches, c):
     """[(bench, argv without the binary)]: the run's binaries in order,
     each benchmark's first round of backings rotated one position more
     than the last's."""
-    return [(bench, bench_args(p, bench, args, preset) + [
-        "--backings", rotation(bench_backings(p, bench, args, c),
-                               args.rotate + i)])
-            for i, bench in enumerate(benches)]
+    out = []
+    for i, bench in enumerate(benches):
+        out.append((bench, bench_args(p, bench, args, preset) + [
+            "--backings", rotation(bench_backings(p, bench, args, c),
+                                   args.rotate + i)]))
+    return out
 
 
 def parse_args(argv, c):
