@@ -20,11 +20,14 @@
  *   benchtool pickcpu --sysfs ROOT --allowed LIST [--cpu N]
  *                               the CPU and PMU the runner would measure on
  *   benchtool scale V0 V1 E0 E1 R0 R1   one repetition's scaled count
+ *   benchtool llc [--sysfs ROOT] [--cpu N] [--no-cpuid]
+ *                               the last-level cache streamk sizes by (llc.h)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "llc.h"
 #include "mlp.h"
 #include "pmu.h"
 #include "runner.h"
@@ -290,6 +293,33 @@ static int cmd_scale(int argc, char **argv)
 	return 0;
 }
 
+/* llc: {"llc_bytes": N, "level": L, "source": S}, or why on stderr, exit 1 */
+static int cmd_llc(int argc, char **argv)
+{
+	const char *root = NULL;
+	int i, cpu = 0, use_cpuid = 1;
+	char why[400];
+	struct llc l;
+
+	for (i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--sysfs") && i + 1 < argc)
+			root = argv[++i];
+		else if (!strcmp(argv[i], "--cpu") && i + 1 < argc)
+			cpu = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--no-cpuid"))
+			use_cpuid = 0;
+		else
+			return -1;
+	}
+	if (llc_read(root, cpu, use_cpuid, &l, why, sizeof(why))) {
+		fprintf(stderr, "benchtool: %s\n", why);
+		return 1;
+	}
+	printf("{\"llc_bytes\": %llu, \"level\": %d, \"source\": \"%s\"}\n",
+	       l.bytes, l.level, l.source);
+	return 0;
+}
+
 static const struct {
 	const char *name, *usage;
 	int (*fn)(int argc, char **argv);
@@ -306,6 +336,7 @@ static const struct {
 	{ "pickcpu", "pickcpu --sysfs ROOT --allowed CPULIST [--cpu N]",
 	  cmd_pickcpu },
 	{ "scale", "scale V0 V1 E0 E1 R0 R1", cmd_scale },
+	{ "llc", "llc [--sysfs ROOT] [--cpu N] [--no-cpuid]", cmd_llc },
 };
 
 int main(int argc, char **argv)

@@ -44,6 +44,9 @@ import contract
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MB = 1 << 20
 GB = 1 << 30
+# Where the host's /proc and /sys are read and THP is set (tests point it
+# at a fake tree).
+HOST_ROOT = "/"
 KB_1G = 1048576
 
 # Working sets: dense near the TLB reaches (256K, 6M/8M, 64M/128M; see
@@ -63,7 +66,7 @@ def size_bytes(s):
     return int(s)
 
 
-def profile(name, mode, mem_available=None, c=None):
+def profile(name, mode, mem_available=None, c=None, llc=None):
     """The arguments of each benchmark, and the pools/memory they need.
 
     tiny: a few sizes, 2 reps: a smoke test (the guest test), not data.
@@ -74,6 +77,8 @@ def profile(name, mode, mem_available=None, c=None):
         1 GB in the guest, both hop kinds.
     "runner" holds the runner's own options for a benchmark that has no
     entry of its own: a new benchmark runs without touching this file.
+    llc: the host's last-level cache in bytes (host_llc()), which sizes
+    streamk natively; None in the guest or where it is unknown.
     """
     guest = mode == "guest"
     if name == "tiny":
@@ -84,7 +89,52 @@ def profile(name, mode, mem_available=None, c=None):
         p = full_profile(guest, mem_available)
     else:
         raise ValueError("unknown profile %r" % name)
+    p["streamk"] = streamk_profile(name, guest, llc, p, mem_available)
     return size_pools(p)
+
+
+# streamk's guest working set in the quick profile (three arrays of 8 MB):
+# about 30 s of TCG time over the 7 backings the quick guest run measures
+# (48 MB took about 60 s).  QEMU's -cpu max reports a 16 MB L3, so STREAM's
+# 4x rule would need 192 MB, about 4 minutes: the rows say it is not met.
+STREAMK_QUICK_GUEST = 24 * MB
+
+
+def streamk_profile(name, guest, llc, p, mem_available):
+    """streamk's arguments: STREAM's rule, --warmup 1 --reps 9 (NTIMES =
+    10), and one working set of three arrays, each 4x the last-level cache
+    where the profile and memory allow (else what fits; the binary then
+    says the rule was not met).  tiny is a smoke test, not STREAM's rule.
+    full may raise max_bytes (the pools) to reach 4x the LLC."""
+    if name == "tiny":
+        return ["--sizes", "384K", "--warmup", "1", "--reps", "2"]
+    unit = 3 * 4096                             # whole 4 KB pages each
+    want = -(-12 * llc // unit) * unit if llc else None   # 3 x 4 x LLC
+    if guest:
+        cap = STREAMK_QUICK_GUEST if name == "quick" else p["max_bytes"]
+    elif name == "quick":
+        cap = p["max_bytes"]
+    elif want:
+        cap = max(p["max_bytes"], (mem_available or 0) // 3)
+    else:
+        cap = p["max_bytes"]
+    cap = cap // unit * unit
+    total = min(want, cap) if want else cap
+    if name == "full" and not guest:
+        p["max_bytes"] = max(p["max_bytes"], total)
+    return ["--sizes", str(total), "--warmup", "1", "--reps", "9"]
+
+
+def host_llc():
+    """The host's last-level cache in bytes from `benchtool llc` (sysfs, or
+    CPUID where sysfs has none: bench/llc.h); None when unknown."""
+    tool = os.path.join(ROOT, contract.BENCHTOOL)
+    try:
+        p = subprocess.run([tool, "llc"], capture_output=True, text=True)
+        return json.loads(p.stdout)["llc_bytes"] if p.returncode == 0 \
+            else None
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def tiny_profile():
@@ -351,6 +401,9 @@ class Results:
             bench = val.pop("bench", "?")
             m.setdefault("repetition_order", {}).setdefault(
                 bench, []).append(val)
+        elif key == "thp_guest":
+            # the guest kernel's THP knobs (the host's are in machine)
+            m[key] = {k: bracketed(v) or None for k, v in val.items()}
         elif key == "host_memory":
             # what backs guest RAM on the host (run-qemu.sh under KVM)
             m[key] = val
@@ -517,16 +570,82 @@ def machine_state(root="/"):
     no_turbo = read_text(os.path.join(cpu, "intel_pstate", "no_turbo"))
     if boost is None and no_turbo is not None:
         boost = "0" if no_turbo == "1" else "1"
-    thp = os.path.join(root, "sys", "kernel", "mm", "transparent_hugepage")
+    thp = ThpSettings(root).read()
     return {
         "cpufreq_governor": govs or None,
         "boost": {"1": True, "0": False}.get(boost),
         "smt_active": {"1": True, "0": False}.get(
             read_text(os.path.join(cpu, "smt", "active"))),
-        "thp_enabled": bracketed(read_text(os.path.join(thp, "enabled"))),
-        "thp_defrag": bracketed(read_text(os.path.join(thp, "defrag"))),
+        "thp_enabled": thp.pop("enabled"),
+        "thp_defrag": thp.pop("defrag"),
+        "thp_khugepaged": {k.partition("/")[2]: v for k, v in thp.items()
+                           if v is not None} or None,
         "hypervisor": hypervisor(root),
     }
+
+
+class ThpSettings:
+    """The transparent huge page knobs of a host: read for meta.json, and
+    set for a run that measures the `thp` backing, which maps with
+    MADV_HUGEPAGE.  That advice takes effect only when `enabled` is
+    `always` or `madvise`, and a madvised fault compacts memory to get a
+    huge page only when `defrag` is `always`, `madvise` or `defer+madvise`
+    (with `defer` or `never` it falls back to 4 KB pages once memory is
+    fragmented, and the backing fails its page-size check).  Where a knob
+    allows neither, it is set to `madvise`: the least change that gives
+    madvised regions huge pages and direct compaction, leaving every other
+    process's memory as it was (`always` would not).  khugepaged is only
+    recorded: the runner touches a mapping whole right after mapping it,
+    so its huge pages come from the fault, not from khugepaged's scans.
+    restore() puts back what apply() changed (call it from finally; it is
+    idempotent)."""
+
+    DIR = os.path.join("sys", "kernel", "mm", "transparent_hugepage")
+    KNOBS = ("enabled", "defrag", "khugepaged/defrag",
+             "khugepaged/pages_to_scan", "khugepaged/scan_sleep_millisecs")
+    # knob: (values that serve MADV_HUGEPAGE, the value set otherwise)
+    NEED = {"enabled": (("always", "madvise"), "madvise"),
+            "defrag": (("always", "defer+madvise", "madvise"), "madvise")}
+
+    def __init__(self, root="/"):
+        self.dir = os.path.join(root, self.DIR)
+        self.saved = {}
+
+    def read(self):
+        """{knob: value} (the chosen one of a choice file); None where the
+        kernel has no such file."""
+        return {k: bracketed(read_text(os.path.join(self.dir, k)))
+                for k in self.KNOBS}
+
+    def _write(self, knob, value):
+        with open(os.path.join(self.dir, knob), "w") as f:
+            f.write(value + "\n")
+
+    def apply(self):
+        """Sets what the thp backing needs; returns the values in force."""
+        cur = self.read()
+        for knob, (ok, want) in self.NEED.items():
+            if cur[knob] is None or cur[knob] in ok:
+                continue
+            try:
+                self._write(knob, want)
+                self.saved.setdefault(knob, cur[knob])
+                print("bench: THP %s set from %s to %s for the thp backing"
+                      % (knob, cur[knob], want))
+            except OSError as e:
+                print("bench: cannot set THP %s to %s (%s): the thp backing "
+                      "may fail its page-size check" % (knob, want, e),
+                      file=sys.stderr)
+        return {k: v for k, v in self.read().items() if k in self.NEED}
+
+    def restore(self):
+        for knob, value in list(self.saved.items()):
+            try:
+                self._write(knob, value)
+                del self.saved[knob]
+            except OSError as e:
+                print("bench: RESTORE FAILED for THP %s (want %s): %s"
+                      % (knob, value, e), file=sys.stderr)
 
 
 def needs_pools(backings, c):
@@ -641,7 +760,7 @@ def parse_args(argv, c):
 def override_sizes(p, sizes):
     """--sizes replaces the working sets of every benchmark but fault."""
     top = max(size_bytes(x) for x in sizes.split(","))
-    for b in ("chase", "stream", "mlp", "runner"):
+    for b in ("chase", "stream", "streamk", "mlp", "runner"):
         a = list(p[b])
         for opt in ("--sizes", "--min", "--max"):
             if opt in a:
@@ -652,14 +771,20 @@ def override_sizes(p, sizes):
     size_pools(p)
 
 
+# The guest's THP knobs, as one @meta line (Results.add_meta: thp_guest).
+GUEST_THP = ("t=/sys/kernel/mm/transparent_hugepage; printf '@meta thp_guest "
+             "{\"enabled\": \"%s\", \"defrag\": \"%s\"}\\n' "
+             "\"$(cat $t/enabled 2>/dev/null)\" \"$(cat $t/defrag 2>/dev/null)\"")
+
+
 def guest_command(p, args, runs, c):
     """One run-qemu.sh boot that runs every invocation in turn; the
     initramfs has the binaries in /usr/local/bin."""
-    script = "; ".join(
+    script = "; ".join([GUEST_THP] + [
         "/usr/local/bin/%s %s; echo \"@exit %s $?\"" % (
             os.path.basename(c.bench(bench)["binary"]),
             " ".join(shlex.quote(x) for x in argv), bench)
-        for bench, argv in runs)
+        for bench, argv in runs])
     cmd = [args.run_qemu, "--hugepages", str(p["hugepages"])]
     if p["hugepages_1g"]:
         cmd += ["--hugepages-1g", str(p["hugepages_1g"])]
@@ -673,7 +798,7 @@ def guest_command(p, args, runs, c):
 
 def first_meta(args, run_id, cmds, runs):
     guest = args.mode == "guest"
-    state = machine_state()
+    state = machine_state(HOST_ROOT)
     meta = {
         "run_id": run_id,
         "date": datetime.datetime.now().astimezone().isoformat(
@@ -689,7 +814,9 @@ def first_meta(args, run_id, cmds, runs):
         "timing_source": None if guest else "native",
         "commands": [" ".join(shlex.quote(x) for x in c) for c in cmds],
         "backing_order": {},
-        "machine": dict(state, loadavg_start=loadavg(), loadavg_end=None),
+        "machine": dict(state, loadavg_start=loadavg(), loadavg_end=None,
+                        thp_in_run={"enabled": state["thp_enabled"],
+                                    "defrag": state["thp_defrag"]}),
         "status": "running",
     }
     for bench, argv in runs:
@@ -771,9 +898,30 @@ def raise_pools(res, pools, p):
             pools._write(KB_1G, pools.saved.pop(KB_1G))
 
 
+def streamk_fit_pool(res, cmd, free_2m):
+    """cmd, with streamk's working set cut to what free_2m free 2 MB pages
+    hold when the pool could not be raised far enough for it (the rows
+    and @meta streamk_llc then say STREAM's 4x rule was not met; a note
+    says why).  Other commands are returned as they are."""
+    if os.path.basename(cmd[0]) != "streamk" or "--sizes" not in cmd:
+        return cmd
+    i = cmd.index("--sizes") + 1
+    want = max(size_bytes(x) for x in cmd[i].split(","))
+    room = free_2m * 2 * MB // (3 * 4096) * (3 * 4096)
+    if want <= room:
+        return cmd
+    note = ("streamk: the 2 MB pool had %d free pages, so it ran %d B of "
+            "arrays instead of %d B" % (free_2m, room, want))
+    res.meta.setdefault("notes", []).append(note)
+    print("bench: " + note)
+    return cmd[:i] + [str(room)] + cmd[i + 1:]
+
+
 def run_native(res, cmds, pools, p, pooled):
     if pooled:
         raise_pools(res, pools, p)
+        free = pools.read(2048, "free_hugepages")
+        cmds = [streamk_fit_pool(res, cmd, free) for cmd in cmds]
     else:
         print("bench: no hugetlb backing selected; pools left alone")
     rc = 0
@@ -807,7 +955,8 @@ def main(argv=None):
     c = contract.load()
     args = parse_args(argv, c)
     benches = [b for b in args.benches.split(",") if b]
-    p = profile(args.profile, args.mode, mem_available(), c)
+    p = profile(args.profile, args.mode, mem_available(), c,
+                llc=None if args.mode == "guest" else host_llc())
     if args.sizes:
         override_sizes(p, args.sizes)
     runs = invocations(p, args, args.model, benches, c)
@@ -834,9 +983,17 @@ def main(argv=None):
     print("bench: %s run %s -> %s" % (args.mode, args.profile, res.dir),
           flush=True)
     pools = HugePools()
+    thp = ThpSettings(HOST_ROOT)
     ignore_stops = stop_signals()
     status, rc = "complete", 0
     try:
+        # Natively THP is set for the thp backing (see ThpSettings).  A
+        # guest needs nothing set: it boots fresh with the project config's
+        # enabled=madvise, defrag=madvise and is discarded after the run;
+        # its values are recorded (thp_guest).
+        if not guest and "thp" in selected:
+            res.meta["machine"]["thp_in_run"] = thp.apply()
+            res.write_meta()
         if guest:
             rc = run_guest(res, cmds[0], pools)
         else:
@@ -852,6 +1009,7 @@ def main(argv=None):
         # turn a recorded status into a different exit code: ignore them.
         ignore_stops()
         pools.restore()
+        thp.restore()
         res.meta["machine"]["loadavg_end"] = loadavg()
         res.finish(status)
     report(res, status)

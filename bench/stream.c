@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * stream.c - sequential bandwidth, and a page-stride read that isolates
- * TLB cost from bandwidth.
+ * stream.c - sequential bandwidth (memset, a sum, memcpy), and a page-stride
+ * read: best-case page-walk throughput, since its loads are independent and
+ * the core overlaps their misses.  It is not latency (chase.c's dependent
+ * hops are) and not STREAM bandwidth (streamk.c runs STREAM's kernels by
+ * STREAM's rules).
  *
  * Kernels, over the first wss bytes of the mapping, bytes counted:
  *   write   memset of wss bytes                          wss
@@ -188,7 +191,9 @@ static int finish(const struct bench_ctx *x, void *st, int ok)
 
 static const struct bench stream_bench = {
 	.name = "stream",
-	.desc = "sequential read/write/copy bandwidth and page-stride read",
+	.desc = "sequential read/write/copy bandwidth, and a page-stride read: "
+		"best-case walk throughput with independent loads (not latency, "
+		"not STREAM bandwidth: see streamk)",
 	.columns = "backing,page_kb,wss_bytes,kernel,gb_per_s,gb_min,gb_max,"
 		   "cv,reps,bytes_per_rep,ns_per_access",
 	.key = "backing,kernel,wss_bytes",

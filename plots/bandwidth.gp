@@ -1,5 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-# bandwidth.gp -- stream bandwidth per kernel and backing, and page-stride cost.
+# bandwidth.gp -- sequential bandwidth per kernel and backing (stream.csv:
+# memset, sum, memcpy; STREAM's own kernels are streamk.gp's), and the
+# page-stride read: best-case page-walk throughput with independent loads,
+# which is neither latency (latency.gp) nor STREAM bandwidth.
 #
 #   gnuplot -c plots/bandwidth.gp results/RUN/stream.csv results/RUN/bandwidth \
 #           [CAPTION [TIMING [BACKINGS [STRIDECOL]]]]
@@ -13,7 +16,7 @@
 # stream.csv has one), else its gb_per_s.
 
 FIG_W = 1300; FIG_H = 640
-FIGTITLE = "Stream bandwidth per kernel and backing; page-stride read cost"
+FIGTITLE = "Sequential bandwidth per kernel and backing; page-stride read (best-case walk throughput: not latency, not STREAM)"
 call ARG0[1:strlen(ARG0)-strlen("bandwidth.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8 ARG9
 STRIDECOL = EXTRA ne "" ? int(EXTRA) : 0
 
@@ -72,7 +75,7 @@ do for [fmt in OUTFMTS] {
     set xtics () rotate by 35 right scale 0
     do for [i=1:NB] { set xtics add (word(BACKINGS, i) i) }
     set boxwidth 0.7 absolute
-    set ylabel (STRIDECOL > 0 ? "ns per access (per page)" : "GB/s (gb_per_s)") . ", stride: 1 read per 4 KB page"
+    set ylabel (STRIDECOL > 0 ? "ns per access (per page)" : "GB/s (gb_per_s)") . ", stride: 1 independent read per 4 KB page"
     CLAUSES = CLAUSE("SEL_STRIDE", STRIDE)
     NOTE = "no stride rows at " . WSSTXT
     eval PLOT_OR_NOTE

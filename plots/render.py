@@ -409,6 +409,66 @@ def mlp_parts(run, meta, timing, notes):
             [mlp_section(mlp, meta)])
 
 
+STREAM_KERNELS = ("copy", "scale", "add", "triad")
+
+
+def streamk_timing(meta):
+    """The streamk figure's and section's timing note: under TCG or
+    -icount the MB/s are emulated traffic, not the bandwidth of memory."""
+    src = meta.get("timing_source")
+    if contract.timing_is_hardware(src):
+        return "" if src == "native" else contract.timing_label(src)
+    return (f"{contract.timing_label(src)}: MB/s here is not the bandwidth "
+            "of real memory")
+
+
+def streamk_rule(meta):
+    """What the binary said about STREAM's 4x-LLC rule (meta.json
+    other.streamk_llc.note), or why it is not known."""
+    llc = (meta.get("other") or {}).get("streamk_llc")
+    if isinstance(llc, dict) and llc.get("note"):
+        return str(llc["note"])
+    return "meta.json records no streamk_llc: whether the arrays met STREAM's 4x LLC rule is unknown"
+
+
+def streamk_sections(streamk, meta):
+    """STREAM's kernels: best MB/s per backing at its largest working set."""
+    if not streamk.ok:
+        return []
+    rows = []
+    for b in streamk.backings():
+        mine = [r for r in streamk.rows if r["backing"] == b]
+        w = max(fnum(r["wss_bytes"]) or 0 for r in mine)
+        at = {r["kernel"]: r for r in mine if fnum(r["wss_bytes"]) == w}
+        x = fnum(next(iter(at.values()), {}).get("llc_x"))
+        arr = fnum(next(iter(at.values()), {}).get("array_bytes"))
+        rule = "LLC unknown" if x is None else \
+            ("met" if x >= 4 else f"not met ({x:.2f}x LLC)")
+        rows.append([b, fmt_bytes(arr or 0)] +
+                    [fmt_num(fnum((at.get(k) or {}).get("mb_per_s")), "MB/s")
+                     for k in STREAM_KERNELS] + [rule])
+    timing = streamk_timing(meta)
+    title = "STREAM kernels, best MB/s" + (f" ({timing})" if timing else "")
+    note = ("streamk.csv: mb_per_s (10^6 bytes / best time of the iterations after "
+            "the first; copy, scale 2 x 8 B, add, triad 3 x 8 B per element) at each "
+            f"backing's largest wss_bytes; 4x LLC rule from llc_x. {streamk_rule(meta)}")
+    return [(title, note, ["backing", "array", *STREAM_KERNELS, "4x LLC rule"], rows)]
+
+
+def streamk_jobs(meta, streamk, notes):
+    """The streamk figure, or a note why not."""
+    if not streamk.ok:
+        notes.append(f"streamk skipped: {streamk.problem}")
+        return []
+    return [("streamk", "streamk.gp", streamk, streamk_timing(meta),
+             " ".join(streamk.backings()), streamk_rule(meta), "", "")]
+
+
+STRIDE_NOTE = ("stream.csv stride: best-case page-walk throughput with independent loads "
+               "(one per 4 KB page); not latency (chase.csv) and not STREAM bandwidth "
+               "(streamk.csv)")
+
+
 def summary_lead(meta):
     """What the summary says first when latency is not hardware time."""
     src = meta.get("timing_source")
@@ -489,8 +549,13 @@ FIGURE_TEXT = {
            "columns).",
     "tlb-model": "MODELLED, not measured: L1 dTLB misses and page walks per 1000 accesses "
                  "(chase.csv model columns).",
-    "bandwidth": "Stream GB/s per kernel and backing and the page-stride read cost, at the "
-                 "largest working set (stream.csv).",
+    "bandwidth": "Sequential GB/s per kernel and backing (memset, sum, memcpy) and the "
+                 "page-stride read: best-case page-walk throughput with independent loads, not "
+                 "latency and not STREAM bandwidth; at the largest working set (stream.csv).",
+    "streamk": "STREAM's copy, scale, add and triad with our own loops: best MB/s (10^6 "
+               "bytes/s) of the iterations after the first, per backing, bytes counted as "
+               "STREAM counts them (streamk.csv). Under TCG the MB/s are emulated, not the "
+               "bandwidth of real memory.",
     "faults": "Fault cost and faults per MB, demand against populate, and mmap setup cost per call "
               "(fault.csv).",
     "mlp": "Parallel pointer chase: ns per access against the number of independent chains "
@@ -551,7 +616,7 @@ def write_index(run, meta, meta_problem, caption, timing, sections, figures, not
         out.append("<h3>Backings</h3>")
         out.append(html_table(["backing", "status", "page_kb", "reason"], rows, numeric_from=99))
     out.append("<p class=\"src\">Data beside this page: chase.csv, stream.csv, fault.csv, "
-               "meta.json. Redraw one figure by hand with "
+               "streamk.csv, meta.json. Redraw one figure by hand with "
                "<code>gnuplot -c plots/FIG.gp results/RUN/DATA.csv OUT</code>.</p>")
     out.append("</body></html>")
     with open(os.path.join(run, "index.html"), "w") as f:
@@ -658,11 +723,16 @@ def main(argv=None):
     lab = labels(meta)
     caption, timing = lab[0], lab[1]
     tables = [Table(run, n) for n in ("chase.csv", "stream.csv", "fault.csv")]
+    streamk = Table(run, "streamk.csv")
     notes = []
     jobs = figure_jobs(meta, meta_problem, tables, lab, notes)
+    jobs += streamk_jobs(meta, streamk, notes)
+    if tables[1].ok:
+        notes.append(STRIDE_NOTE)
     mlp_jobs, mlp_sections = mlp_parts(run, meta, timing, notes)
     figures, failed, noisy = draw(run, caption, jobs + mlp_jobs, notes)
-    sections = headlines(tables[0], tables[2], meta) + mlp_sections
+    sections = headlines(tables[0], tables[2], meta) + \
+        streamk_sections(streamk, meta) + mlp_sections
     write_index(run, meta, meta_problem, caption, timing, sections, figures, notes)
     print(text_summary(run, caption, summary_lead(meta), sections, figures, notes))
     print(f"index: {os.path.join(run, 'index.html')}")

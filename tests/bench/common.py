@@ -21,8 +21,8 @@ REQUIRED_META = ["run_id", "date", "git_rev", "profile", "mode", "host_cpu",
 REQUIRED_METHOD = ["warmup", "reps", "seed", "aslr_off", "cpu_pinned",
                    "timer_resolution_ns"]
 REQUIRED_MACHINE = ["cpufreq_governor", "boost", "smt_active", "thp_enabled",
-                    "thp_defrag", "hypervisor", "loadavg_start",
-                    "loadavg_end"]
+                    "thp_defrag", "thp_khugepaged", "thp_in_run",
+                    "hypervisor", "loadavg_start", "loadavg_end"]
 
 
 def columns(bench):

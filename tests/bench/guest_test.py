@@ -61,6 +61,9 @@ def check_meta(t, meta):
              meta.get("method", {}).get("aslr_off") is True)
     t.record("no errors reported", not meta.get("errors"),
              "; ".join(meta.get("errors", []))[:800])
+    t.record("the guest's THP settings recorded, serving MADV_HUGEPAGE",
+             (meta.get("thp_guest") or {}).get("enabled") in
+             ("always", "madvise"), str(meta.get("thp_guest")))
     t.record("page-faults counter available",
              meta.get("counters", {}).get("page-faults", {}).get("available")
              is True)

@@ -311,7 +311,7 @@ class TestMachineState(unittest.TestCase):
         self.assertEqual(st, {"cpufreq_governor": {"performance": 2, "powersave": 1},
                               "boost": False, "smt_active": True,
                               "thp_enabled": "madvise", "thp_defrag": "madvise",
-                              "hypervisor": True})
+                              "thp_khugepaged": None, "hypervisor": True})
         self.assertEqual(run.loadavg(root), [1.5, 0.75, 0.25])
 
     def test_bare_host_without_cpufreq(self):

@@ -16,6 +16,7 @@ import csv
 import html.parser
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,8 +36,8 @@ sys.path.insert(0, os.path.join(REPO, "bench"))
 import contract  # noqa: E402
 import harness  # noqa: E402
 
-FIGURES = ["latency", "tlb", "tlb-model", "bandwidth", "faults"]
-TIMED = ["latency", "bandwidth", "faults"]  # figures drawn from timings
+FIGURES = ["latency", "tlb", "tlb-model", "bandwidth", "faults", "streamk"]
+TIMED = ["latency", "bandwidth", "faults", "streamk"]  # drawn from timings
 TCG_NOTE = "TCG: emulated timing, not hardware"
 ICOUNT_NOTE = "instruction-count time (QEMU -icount), not hardware"
 NO_COUNTERS = "no hardware counters on this host"
@@ -119,7 +120,8 @@ class Rendered(unittest.TestCase):
         # and the backings are found in the data.
         run = self.runs["tcg"]
         data = {"latency": "chase.csv", "tlb": "chase.csv", "tlb-model": "chase.csv",
-                "bandwidth": "stream.csv", "faults": "fault.csv"}
+                "bandwidth": "stream.csv", "faults": "fault.csv",
+                "streamk": "streamk.csv"}
         for name, csvname in data.items():
             with self.subTest(figure=name):
                 out = os.path.join(self.tmp, "byhand-" + name)
@@ -131,7 +133,7 @@ class Rendered(unittest.TestCase):
                 self.assertIn("unlabelled", svg_text(out + ".svg"))
                 if name == "tlb-model":
                     self.assertIn("model geometry not recorded", svg_text(out + ".svg"))
-                if name in ("latency", "tlb-model", "bandwidth", "faults"):
+                if name in ("latency", "tlb-model", "bandwidth", "faults", "streamk"):
                     self.assertLessEqual(set(backings(os.path.join(run, csvname))),
                                          series_titles(out + ".svg"))
 
@@ -146,7 +148,8 @@ class Rendered(unittest.TestCase):
     def test_series_per_backing(self):
         for run in self.runs:
             for name, csvname in (("latency", "chase.csv"), ("tlb-model", "chase.csv"),
-                                  ("bandwidth", "stream.csv"), ("faults", "fault.csv")):
+                                  ("bandwidth", "stream.csv"), ("faults", "fault.csv"),
+                                  ("streamk", "streamk.csv")):
                 with self.subTest(run=run, figure=name):
                     self.check_series(run, name, csvname)
         self.check_series("kvm", "tlb", "chase.csv")  # measured counters
@@ -233,7 +236,8 @@ class Rendered(unittest.TestCase):
     def test_committed_fixture_untouched(self):
         for name in ("tcg", "kvm"):
             self.assertEqual(sorted(os.listdir(os.path.join(FIXTURE, name))),
-                             ["chase.csv", "fault.csv", "meta.json", "stream.csv"])
+                             ["chase.csv", "fault.csv", "meta.json", "stream.csv",
+                              "streamk.csv"])
 
 
 class Variants(unittest.TestCase):
@@ -422,6 +426,51 @@ class Variants(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(os.path.realpath(link), os.path.realpath(self.run))
         self.assertTrue(os.path.exists(os.path.join(link, "index.html")))
+
+
+class StreamK(unittest.TestCase):
+    """streamk: STREAM's kernels, a figure and a summary section that say
+    what the numbers are (the fixtures rendered as Rendered does)."""
+
+    setUpClass = classmethod(Rendered.setUpClass.__func__)
+    tearDownClass = classmethod(Rendered.tearDownClass.__func__)
+    fig = Rendered.fig
+
+    def test_summary_section_per_backing_with_the_llc_rule(self):
+        tcg, kvm = self.results["tcg"][1], self.results["kvm"][1]
+        self.assertIn("STREAM kernels, best MB/s (" + TCG_NOTE +
+                      ": MB/s here is not the bandwidth of real memory)", tcg)
+        self.assertIn("not met (0.12x LLC)", tcg)
+        self.assertIn("not STREAM's rule", tcg)
+        self.assertIn("STREAM kernels, best MB/s (wall time in a KVM guest (hardware, "
+                      "through a virtual machine))  [", kvm)
+        for b in backings(os.path.join(self.runs["kvm"], "streamk.csv")):
+            self.assertRegex(kvm, r"\n  %s +256 MiB +\d+ MB/s +\d+ MB/s +\d+ MB/s "
+                             r"+\d+ MB/s +met\n" % re.escape(b))
+
+    def test_figure_says_not_real_memory_under_tcg_and_the_rule(self):
+        text = svg_text(self.fig("tcg", "streamk"))
+        self.assertIn("MB/s here is not the bandwidth of real memory", text)
+        self.assertIn("below 4x the last-level cache", text)
+        for k in ("copy", "scale", "add", "triad"):
+            self.assertIn(k, text)
+        self.assertNotIn("not the bandwidth of real memory",
+                         svg_text(self.fig("kvm", "streamk")))
+
+    def test_stride_is_described_as_what_it_is(self):
+        for run in self.runs:
+            self.assertIn("best-case page-walk throughput with independent loads",
+                          self.results[run][1])
+            self.assertIn("not latency", svg_text(self.fig(run, "bandwidth")))
+
+    def test_missing_streamk_csv_is_a_note(self):
+        run = os.path.join(self.tmp, "no-streamk")
+        shutil.copytree(os.path.join(FIXTURE, "tcg"), run)
+        os.remove(os.path.join(run, "streamk.csv"))
+        rc, out, err = render(run)
+        self.assertEqual((rc, err), (0, ""))
+        self.assertIn("streamk skipped: streamk.csv missing", out)
+        self.assertFalse(os.path.exists(os.path.join(run, "streamk.svg")))
 
 
 def main():
