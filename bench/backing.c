@@ -437,14 +437,20 @@ int backing_available(const struct backing *b, char *why, size_t n)
 	return b->ops->available ? b->ops->available(b->page_kb, why, n) : 0;
 }
 
-int backing_prepare(const struct backing *b, size_t len, struct mapping *m,
-		    char *why, size_t n)
+size_t backing_len(const struct backing *b, size_t len)
 {
 	size_t pg = b->page_kb * 1024;
 
 	len = (len + pg - 1) / pg * pg;
 	if (!b->pool_kb && b->page_kb > 4)	/* transparent: whole pages */
 		len = (len + THP_ALIGN - 1) / THP_ALIGN * THP_ALIGN;
+	return len;
+}
+
+int backing_prepare(const struct backing *b, size_t len, struct mapping *m,
+		    char *why, size_t n)
+{
+	len = backing_len(b, len);
 	*m = (struct mapping){ .b = b, .len = len, .fd = -1, .shmid = -1 };
 	if (b->ops->prepare && b->ops->prepare(m, why, n)) {
 		backing_release(m);

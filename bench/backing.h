@@ -66,6 +66,8 @@ const struct backing *backing_find(const char *name);
 /* 0 if the host has what b needs, else -1 and why (a skip, not a failure) */
 int backing_available(const struct backing *b, char *why, size_t n);
 
+/* the length a mapping of len bytes has: whole pages of the backing */
+size_t backing_len(const struct backing *b, size_t len);
 /* the four steps (see above); each failing step undoes what it did */
 int backing_prepare(const struct backing *b, size_t len, struct mapping *m,
 		    char *why, size_t n);

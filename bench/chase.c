@@ -33,6 +33,8 @@ enum hop_mode { HOP_LINE = 1, HOP_PAGE = 2 };	/* bits of hop_mask */
 
 static const char *const hop_names[] = { "line", "page", "both", NULL };
 static int hop_choice;				/* index into hop_names */
+/* the runner's points: one per hop kind, hop = index + 1 */
+static const char *const hop_points[] = { "line", "page", NULL };
 static uint64_t hops = 1 << 20;
 static const char *model = "skylake";
 static uint64_t model_cap = 1 << 16;
@@ -150,10 +152,13 @@ static int model_run(const char *base, void **start, int hop,
 	return 0;
 }
 
-/* what the repetitions measured, per access, and which counters counted */
-struct samples {
-	double *ns, *cyc, *l1, *wk;
-	int ok[EV_NR];
+/* one point (size, hop) on one backing: the chase and its repetitions */
+struct point {
+	int hop;
+	void **start, **p;	/* the first element; where the chase is */
+	uint64_t blocks;	/* unrolled blocks per repetition */
+	double *ns, *cyc, *l1, *wk;	/* per access, per repetition */
+	int ok[EV_NR];		/* which counters counted every repetition */
 };
 
 static double per_1k(const struct counter_values *v, int ev, uint64_t n)
@@ -161,57 +166,98 @@ static double per_1k(const struct counter_values *v, int ev, uint64_t n)
 	return 1000.0 * v->v[ev] / n;
 }
 
-/* warmup, then the timed repetitions; returns where the chase stopped */
-static void **time_reps(const struct bench_ctx *x, void **p, uint64_t blocks,
-			struct samples *s)
+static void point_free(struct point *pt)
 {
-	uint64_t n = blocks * UNROLL;
-	int r, i;
-
-	for (r = 0; r < x->o->warmup; r++)
-		p = chase(p, blocks);
-	for (i = 0; i < EV_NR; i++)
-		s->ok[i] = 1;
-	for (r = 0; r < x->o->reps; r++) {
-		struct counter_values v;
-		double t0, t1;
-
-		counters_start(x->c);
-		t0 = now_ns();
-		p = chase(p, blocks);
-		t1 = now_ns();
-		counters_stop(x->c, &v);
-		check_duration(t1 - t0);
-		s->ns[r] = (t1 - t0) / n;
-		s->cyc[r] = (double)v.v[EV_CYCLES] / n;
-		s->l1[r] = per_1k(&v, EV_L1_DTLB_MISS, n);
-		s->wk[r] = per_1k(&v, EV_WALK, n);
-		for (i = 0; i < EV_NR; i++)
-			s->ok[i] &= v.ok[i];
-	}
-	return p;
+	free(pt->ns);
+	free(pt->cyc);
+	free(pt->l1);
+	free(pt->wk);
+	free(pt);
 }
 
-static void emit(const struct bench_ctx *x, int hop, uint64_t n,
-		 struct samples *s, int model_ok, double ml1, double mwk)
+/* builds the cycle of hop kind x->pt + 1 in the backing's working set */
+static int prepare(const struct bench_ctx *x, void **st)
+{
+	int hop = x->pt + 1, reps = x->o->reps, i;
+	size_t n = x->o->sizes[x->si] / (hop == HOP_PAGE ? PAGE : LINE);
+	struct point *pt;
+
+	if (!((hop_choice + 1) & hop) || n < 2)
+		return 1;
+	pt = calloc(1, sizeof(*pt));
+	if (pt) {
+		pt->ns = calloc(reps, sizeof(double));
+		pt->cyc = calloc(reps, sizeof(double));
+		pt->l1 = calloc(reps, sizeof(double));
+		pt->wk = calloc(reps, sizeof(double));
+	}
+	if (!pt || !pt->ns || !pt->cyc || !pt->l1 || !pt->wk) {
+		if (pt)
+			point_free(pt);
+		emit_error("out of memory for %d repetitions", reps);
+		return -1;
+	}
+	pt->hop = hop;
+	pt->blocks = (hops + UNROLL - 1) / UNROLL;
+	build_cycle(x->m->addr, n, hop, x->o->seed);
+	pt->start = (void **)(x->m->addr + elem_off(0, hop,
+					page_line_key(x->o->seed)));
+	pt->p = pt->start;
+	for (i = 0; i < EV_NR; i++)
+		pt->ok[i] = 1;
+	*st = pt;
+	return 0;
+}
+
+/* one repetition: the chase, timed and counted unless a warmup (r < 0) */
+static int rep(const struct bench_ctx *x, void *st, int r)
+{
+	struct point *pt = st;
+	uint64_t n = pt->blocks * UNROLL;
+	struct counter_values v;
+	double t0, t1;
+	int i;
+
+	if (r < 0) {
+		pt->p = chase(pt->p, pt->blocks);
+		return 0;
+	}
+	counters_start(x->c);
+	t0 = now_ns();
+	pt->p = chase(pt->p, pt->blocks);
+	t1 = now_ns();
+	counters_stop(x->c, &v);
+	check_duration(t1 - t0);
+	pt->ns[r] = (t1 - t0) / n;
+	pt->cyc[r] = (double)v.v[EV_CYCLES] / n;
+	pt->l1[r] = per_1k(&v, EV_L1_DTLB_MISS, n);
+	pt->wk[r] = per_1k(&v, EV_WALK, n);
+	for (i = 0; i < EV_NR; i++)
+		pt->ok[i] &= v.ok[i];
+	return 0;
+}
+
+static void emit(const struct bench_ctx *x, struct point *pt, int model_ok,
+		 double ml1, double mwk)
 {
 	struct stats st, sc, sl, sw;
-	int reps = x->o->reps;
+	int reps = x->o->reps, hop = pt->hop;
 	char b[5][32];
 
-	stats_compute(s->ns, reps, &st);
-	stats_compute(s->cyc, reps, &sc);
-	stats_compute(s->l1, reps, &sl);
-	stats_compute(s->wk, reps, &sw);
+	stats_compute(pt->ns, reps, &st);
+	stats_compute(pt->cyc, reps, &sc);
+	stats_compute(pt->l1, reps, &sl);
+	stats_compute(pt->wk, reps, &sw);
 	/* the columns of chase_bench, in order */
 	emit_row("%s,%lu,%zu,%.3f,%.3f,%.3f,%s,%s,%s,%s,%s,%.4f,%d,%llu,%s,%s",
 		 x->b->name, x->page_kb, x->o->sizes[x->si], st.median, st.min,
-		 st.max, fmt_opt(b[0], 32, s->ok[EV_L1_DTLB_MISS], sl.median),
-		 fmt_opt(b[1], 32, s->ok[EV_WALK], sw.median),
+		 st.max, fmt_opt(b[0], 32, pt->ok[EV_L1_DTLB_MISS], sl.median),
+		 fmt_opt(b[1], 32, pt->ok[EV_WALK], sw.median),
 		 fmt_opt(b[2], 32, model_ok, ml1),
 		 fmt_opt(b[3], 32, model_ok, mwk),
-		 hop_names[hop - 1], st.cv, reps, (unsigned long long)n,
-		 fmt_opt(b[4], 32, s->ok[EV_CYCLES], sc.median),
+		 hop_names[hop - 1], st.cv, reps,
+		 (unsigned long long)pt->blocks * UNROLL,
+		 fmt_opt(b[4], 32, pt->ok[EV_CYCLES], sc.median),
 		 tlb_spec(model) == model ? "custom" : model);
 	progress("%-14s %-4s %10zu B (%d/%d): %8.2f ns/access  cv %.3f  "
 		 "model walks/1k %.1f", x->b->name, hop_names[hop - 1],
@@ -219,51 +265,23 @@ static void emit(const struct bench_ctx *x, int hop, uint64_t n,
 		 mwk);
 }
 
-static int measure_hop(const struct bench_ctx *x, int hop)
+/* the row from the repetitions, with the model's replay of the cycle */
+static int finish(const struct bench_ctx *x, void *st, int ok)
 {
-	size_t wss = x->o->sizes[x->si], n = wss / (hop == HOP_PAGE ? PAGE : LINE);
-	uint64_t blocks = (hops + UNROLL - 1) / UNROLL;
-	int reps = x->o->reps, model_ok, rc = -1;
-	struct samples s = {
-		.ns = calloc(reps, sizeof(double)),
-		.cyc = calloc(reps, sizeof(double)),
-		.l1 = calloc(reps, sizeof(double)),
-		.wk = calloc(reps, sizeof(double)),
-	};
-	char *base = x->m->addr;
-	void **start = (void **)(base + elem_off(0, hop, page_line_key(x->o->seed)));
+	struct point *pt = st;
 	double ml1 = 0, mwk = 0;
+	int model_ok;
 
-	if (n < 2) {
-		rc = 0;
-		goto out;
+	if (ok) {
+		chase_sink = pt->p;
+		model_ok = !model_run(x->m->addr, pt->start, pt->hop,
+				      x->page_kb, x->o->sizes[x->si], &ml1,
+				      &mwk);
+		if (!model_ok)
+			emit_error("TLB model: out of memory");
+		emit(x, pt, model_ok, ml1, mwk);
 	}
-	if (!s.ns || !s.cyc || !s.l1 || !s.wk) {
-		emit_error("out of memory for %d repetitions", reps);
-		goto out;
-	}
-	build_cycle(base, n, hop, x->o->seed);
-	chase_sink = time_reps(x, start, blocks, &s);
-	model_ok = !model_run(base, start, hop, x->page_kb, wss, &ml1, &mwk);
-	if (!model_ok)
-		emit_error("TLB model: out of memory");
-	emit(x, hop, blocks * UNROLL, &s, model_ok, ml1, mwk);
-	rc = 0;
-out:
-	free(s.ns);
-	free(s.cyc);
-	free(s.l1);
-	free(s.wk);
-	return rc;
-}
-
-static int measure(const struct bench_ctx *x)
-{
-	int hop;
-
-	for (hop = HOP_LINE; hop <= HOP_PAGE; hop++)
-		if (((hop_choice + 1) & hop) && measure_hop(x, hop))
-			return -1;
+	point_free(pt);
 	return 0;
 }
 
@@ -310,6 +328,9 @@ static const struct bench chase_bench = {
 	.opts = chase_opts,
 	.check = check,
 	.start = start,
-	.measure = measure,
+	.points = hop_points,
+	.prepare = prepare,
+	.rep = rep,
+	.finish = finish,
 };
 BENCH_REGISTER(chase_bench);

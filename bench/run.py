@@ -17,12 +17,13 @@ native: the same binaries on the host kernel; vm.nr_hugepages (and the 1 GB
        pool) are raised for the run and restored on every exit path.
 
 The benchmarks and backings are bench/contract.py's (from benchtool).  Each
-binary measures its backings one after another in table order, so drift
-during a run (heat, boost, load) would always favour the first ones: the
-order is rotated instead, by one more position for each benchmark and by
---rotate for the whole run (compare rotates it per round).  A rotation is
-two invocations of the binary, the tail of the list and then its head.
-meta.json records the order and the machine's state around the run.
+binary maps its backings at once and takes the repetitions as the outer
+loop, measuring each backing once per round and starting each round one
+backing further (bench/runner.c), so drift during a run (heat, boost, load)
+favours none; the first round's order is rotated by one more position for
+each benchmark and by --rotate for the whole run (compare rotates it per
+round).  meta.json records the order and the machine's state around the
+run.
 run.py writes data only; plots/render.py draws it and writes the summary.
 """
 
@@ -186,6 +187,8 @@ def tiny_profile():
                    "--min-bytes", "4M"],
         # every 1 GB mapping costs seconds of page clearing under TCG
         "fault": ["--sizes", "4M", "--reps", "1", "--warmup", "0"],
+        "mlp": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1",
+                "--hops", "16K"],
         "runner": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1"],
         "max_bytes": 8 * MB, "timeout": 600,
     }
@@ -203,6 +206,10 @@ def quick_profile(guest, c):
                    "1", "--min-bytes", "16M" if guest else "256M"],
         "fault": ["--sizes", "16M" if guest else "256M", "--reps", "5",
                   "--warmup", "1"],
+        # the parallel chase at N = 1, 2, 4, 8 (its default --chains)
+        "mlp": ["--sizes", "1M,64M" if guest else "1M,64M,1G",
+                "--reps", "5", "--warmup", "1",
+                "--hops", "32K" if guest else "1M"],
         "runner": ["--sizes", stream_sizes, "--reps", "5", "--warmup", "1"],
         "max_bytes": (256 if guest else 1024) * MB,
         "timeout": 900,
@@ -230,19 +237,34 @@ def full_profile(guest, mem_available):
         "stream": ["--min", "16K", "--max", str(top), "--reps", "5",
                    "--warmup", "1", "--min-bytes", "256M"],
         "fault": ["--sizes", "64M,256M", "--reps", "7", "--warmup", "1"],
+        "mlp": ["--sizes", ",".join(x for x in ("1M", "64M", "256M", "1G")
+                                    if size_bytes(x) <= top),
+                "--reps", "7", "--warmup", "1", "--hops", "1M"],
         "runner": ["--min", "16K", "--max", str(top), "--reps", "5",
                    "--warmup", "1"],
         "max_bytes": top, "timeout": 7200,
     }
 
 
-def size_pools(p, with_1g=True):
-    """Pools and guest memory for p["max_bytes"].  Backings run one at a
-    time and unmap before the next, so each pool needs one working set
-    (plus slack); the guest also needs a 4K working set, the chase's order
-    arrays and room for the initramfs."""
-    p["hugepages"] = -(-p["max_bytes"] // (2 * MB)) + 8
-    p["hugepages_1g"] = -(-p["max_bytes"] // GB) if with_1g else 0
+def size_pools(p, with_1g=True, together=None, mem_available=None):
+    """Pools and guest memory for p["max_bytes"].  The runner maps every
+    backing of a benchmark at once, to interleave their repetitions
+    (bench/runner.c), so a pool gets one working set (plus slack) per
+    backing that draws on it at once (together: {pool_kb: count}), unless
+    that would take over half the host's available memory: then one each,
+    and the runner measures the sizes that do not fit backing by backing
+    (meta.json repetition_order says which).  The guest also needs the 4K
+    and THP working sets and room for the initramfs."""
+    together = together or {}
+    n2, n1 = together.get(2048, 1), together.get(KB_1G, 1)
+    pages, pages_1g = -(-p["max_bytes"] // (2 * MB)), -(-p["max_bytes"] // GB)
+    if not with_1g:
+        n1 = 0
+    if mem_available and n2 * pages * 2 * MB + n1 * pages_1g * GB > \
+            mem_available // 2:
+        n2, n1 = 1, min(n1, 1)
+    p["hugepages"] = n2 * pages + 8
+    p["hugepages_1g"] = n1 * pages_1g
     mem = p["hugepages"] * 2 * MB + 2 * p["max_bytes"] + 768 * MB
     if p["hugepages_1g"]:
         # A boot-time 1 GB page needs a whole free 1 GB-aligned block.  On
@@ -416,6 +438,11 @@ class Results:
         elif key == "counters":
             if not m["counters"]:
                 m["counters"] = val
+        elif key == "order":
+            # the rounds each point was measured in (bench/runner.c)
+            bench = val.pop("bench", "?")
+            m.setdefault("repetition_order", {}).setdefault(
+                bench, []).append(val)
         elif key == "thp_guest":
             # the guest kernel's THP knobs (the host's are in machine)
             m[key] = {k: bracketed(v) or None for k, v in val.items()}
@@ -677,11 +704,28 @@ def wants_1g(backings, c):
 
 
 def rotation(backings, k):
-    """backings rotated by k, as the comma lists to run in turn.  A binary
-    measures its list in table order, so the rotation backings[k:] +
-    backings[:k] is two invocations."""
+    """backings rotated by k, as one comma list: the binary's first round
+    of repetitions measures them in this order, and each later round
+    starts one further (bench/runner.c)."""
     k %= max(len(backings), 1)
-    return [",".join(part) for part in (backings[k:], backings[:k]) if part]
+    return ",".join(backings[k:] + backings[:k])
+
+
+def together(runs, c):
+    """{pool_kb: the most backings drawing on that pool that one binary
+    maps at once}."""
+    most = {}
+    for bench, argv in runs:
+        if bench not in c.bench_names():    # not a runner benchmark
+            continue
+        n = {}
+        for b in argv[argv.index("--backings") + 1].split(","):
+            kb = c.needs_pool(b)
+            if kb:
+                n[kb] = n.get(kb, 0) + 1
+        for kb, k in n.items():
+            most[kb] = max(most.get(kb, 0), k)
+    return most
 
 
 def bench_backings(p, bench, args, c):
@@ -703,20 +747,20 @@ def profile_args(p, bench):
 
 def bench_args(p, bench, args, preset):
     a = profile_args(p, bench) + ["--seed", str(args.seed)]
-    if bench == "chase":
+    if bench in ("chase", "mlp"):
         a += ["--model", preset]
     return a
 
 
 def invocations(p, args, preset, benches, c):
     """[(bench, argv without the binary)]: the run's binaries in order,
-    each benchmark's backings rotated one position more than the last's."""
+    each benchmark's first round of backings rotated one position more
+    than the last's."""
     out = []
     for i, bench in enumerate(benches):
-        for part in rotation(bench_backings(p, bench, args, c),
-                             args.rotate + i):
-            out.append((bench, bench_args(p, bench, args, preset) +
-                        ["--backings", part]))
+        out.append((bench, bench_args(p, bench, args, preset) + [
+            "--backings", rotation(bench_backings(p, bench, args, c),
+                                   args.rotate + i)]))
     return out
 
 
@@ -762,7 +806,7 @@ def parse_args(argv, c):
 def override_sizes(p, sizes):
     """--sizes replaces the working sets of every benchmark but fault."""
     top = max(size_bytes(x) for x in sizes.split(","))
-    for b in ("chase", "stream", "streamk", "runner"):
+    for b in ("chase", "stream", "streamk", "mlp", "runner"):
         a = list(p[b])
         for opt in ("--sizes", "--min", "--max"):
             if opt in a:
@@ -968,8 +1012,8 @@ def main(argv=None):
     runs = invocations(p, args, args.model, benches, c)
     selected = {b for _, argv in runs
                 for b in argv[argv.index("--backings") + 1].split(",")}
-    if args.no_1g or not wants_1g(selected, c):
-        size_pools(p, with_1g=False)
+    size_pools(p, with_1g=not args.no_1g and wants_1g(selected, c),
+               together=together(runs, c), mem_available=mem_available())
 
     guest = args.mode == "guest"
     if guest:

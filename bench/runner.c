@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * runner.c - the shared runner: options, method (ASLR off, pinning, timer
- * check), the loop over backings, metadata and the row protocol.  See
- * runner.h.
+ * check), the loop over sizes, repetitions and backings, metadata and the
+ * row protocol.  See runner.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -230,9 +230,14 @@ const struct bench_opt runner_opts[] = {
 	  "hybrid Intel parts)" },
 	{ .name = "backings", .arg = "LIST", .kind = OPT_STR,
 	  .dst = &opts.backings,
-	  .help = "comma list of backings (default: all)" },
+	  .help = "comma list of backings, the order of the first round "
+	  "(default: all, in table order)" },
+	{ .name = "mem-budget", .arg = "SIZE", .kind = OPT_SIZE,
+	  .dst = &opts.mem_budget, .min = 4096,
+	  .help = "memory outside the hugetlb pools the backings may map at "
+	  "once to be interleaved (3/4 of MemAvailable)" },
 	{ .name = "verbose", .kind = OPT_FLAG, .dst = &opts.verbose,
-	  .help = "more progress (also -v)" },
+	  .help = "more progress (also -v): a line per timed repetition" },
 	{ 0 },
 };
 
@@ -435,28 +440,22 @@ static void parse_sizes(struct run_opts *o, const char *list)
 	free(copy);
 }
 
-static int backing_selected(const struct backing *b)
-{
-	const char *p = opts.backings;
-	size_t l = strlen(b->name);
-
-	while (p && *p) {
-		if (!strncmp(p, b->name, l) && (p[l] == ',' || !p[l]))
-			return 1;
-		p += strcspn(p, ",");
-		p += !!*p;
-	}
-	return !opts.backings;
-}
-
 static void check_backings(const char *list)
 {
 	char *copy = strdup(list), *t, *save = NULL;
 
-	for (t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
-		if (!backing_find(t))
+	char seen[nbackings];
+
+	memset(seen, 0, sizeof(seen));
+	for (t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		const struct backing *b = backing_find(t);
+
+		if (!b)
 			die_usage("--backings: no backing '%s' (the backings "
 				  "are listed under --help)", t);
+		if (seen[b - backings]++)
+			die_usage("--backings: '%s' is listed twice", t);
+	}
 	free(copy);
 }
 
@@ -613,71 +612,356 @@ static void emit_method_meta(int aslr_off)
 
 /* -- the loop ---------------------------------------------------------------- */
 
-static int backing_failed(const struct backing *b, const char *why,
-			  unsigned long page_kb)
+/* one selected, available backing: its context, mapping and point state */
+struct slot {
+	struct bench_ctx x;
+	struct mapping m;
+	void *st;
+	int failed;
+};
+
+static struct slot *slots;
+static int nslots;
+static uint64_t rounds;	/* timed rounds so far: the next one's rotation */
+
+static void slot_failed(struct slot *s, const char *why)
 {
 	emit_error("%s", why);
-	emit_backing_meta(b, "failed", why, page_kb);
-	return 2;
+	emit_backing_meta(s->x.b, "failed", why, s->x.page_kb);
+	s->failed = 1;
 }
 
-/*
- * One backing: map the largest working set, touch it, verify its page
- * size, then measure every size on it (or, for maps_own, unmap it first
- * and let measure() map its own).
- */
-static int run_backing(const struct backing *b, struct counters *c)
+/* maps s at size, touches it and verifies its page size; 0 or -1 */
+static int slot_map(struct slot *s, size_t size)
 {
-	struct bench_ctx x = { .o = &opts, .c = c, .b = b };
-	size_t top = opts.sizes[opts.nsizes - 1];
-	struct mapping m;
 	char why[512];
-	int si, bad = 0;
+
+	if (backing_map(s->x.b, size, 0, &s->m, why, sizeof(why))) {
+		slot_failed(s, why);
+		return -1;
+	}
+	/* fault the working sets in (a 1 GB page is cleared whole) */
+	memset(s->m.addr, 0, size);
+	if (backing_verify(&s->m, &s->x.page_kb, why, sizeof(why))) {
+		backing_unmap(&s->m);
+		slot_failed(s, why);
+		return -1;
+	}
+	s->x.m = &s->m;
+	return 0;
+}
+
+static void slot_unmap(struct slot *s)
+{
+	if (s->x.m)
+		backing_unmap(&s->m);
+	s->x.m = NULL;
+}
+
+static void add_slot(const struct backing *b, struct counters *c)
+{
+	char why[512];
 
 	if (backing_available(b, why, sizeof(why))) {
 		progress("skip %s: %s", b->name, why);
 		emit_backing_meta(b, "skipped", why, 0);
-		return 0;
+		return;
 	}
-	if (backing_map(b, top, 0, &m, why, sizeof(why)))
-		return backing_failed(b, why, 0);
-	/* fault the working sets in (a 1 GB page is cleared whole) */
-	memset(m.addr, 0, top);
-	if (backing_verify(&m, &x.page_kb, why, sizeof(why))) {
-		backing_unmap(&m);
-		return backing_failed(b, why, 0);
+	slots[nslots++].x = (struct bench_ctx){ .o = &opts, .c = c, .b = b };
+}
+
+/*
+ * The selected backings that are available, in the order --backings
+ * gives (check_backings() has checked every name), else in table order.
+ */
+static void select_backings(struct counters *c)
+{
+	char *copy = opts.backings ? strdup(opts.backings) : NULL, *t, *save;
+	int i;
+
+	slots = calloc(nbackings, sizeof(*slots));
+	if (!slots || (opts.backings && !copy)) {
+		fprintf(stderr, "%s: out of memory\n", cur->name);
+		exit(70);
 	}
-	if (cur->maps_own)
-		backing_unmap(&m);
-	else
-		x.m = &m;
-	for (si = 0; si < opts.nsizes && !bad; si++) {
-		x.si = si;
-		if (opts.sizes[si] >= cur->min_wss)
-			bad = cur->measure(&x);
+	if (!copy)
+		for (i = 0; i < nbackings; i++)
+			add_slot(&backings[i], c);
+	for (t = copy ? strtok_r(copy, ",", &save) : NULL; t;
+	     t = strtok_r(NULL, ",", &save))
+		add_slot(backing_find(t), c);
+	free(copy);
+}
+
+/* -- interleaving: the order and whether the backings fit at once --------- */
+
+/* free pages of the hugetlb pool of kb kB pages, less those reserved */
+static long pool_free(unsigned long kb)
+{
+	const char *f[2] = { "free_hugepages", "resv_hugepages" };
+	long v[2] = { 0, 0 };
+	char path[128];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		FILE *fp;
+
+		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/"
+			 "hugepages-%lukB/%s", kb, f[i]);
+		fp = fopen(path, "r");
+		if (!fp || fscanf(fp, "%ld", &v[i]) != 1)
+			v[i] = 0;
+		if (fp)
+			fclose(fp);
 	}
-	if (!cur->maps_own)
-		backing_unmap(&m);
-	if (bad)
-		return backing_failed(b, "a measurement failed (the @error "
-				      "lines before this say which)", x.page_kb);
-	emit_backing_meta(b, "measured", "", x.page_kb);
+	return v[0] - v[1];
+}
+
+/* 3/4 of MemAvailable: what the mappings of one size may take at once */
+static size_t mem_budget(void)
+{
+	char line[128];
+	unsigned long long kb = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (opts.mem_budget)
+		return opts.mem_budget;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb * 1024 / 4 * 3;
+}
+
+/*
+ * Whether every live backing can be mapped at wss at once: each hugetlb
+ * pool has the pages (free, less reserved), and the others' bytes fit in
+ * the memory budget.  0, or -1 with why.
+ */
+static int all_fit(size_t wss, char *why, size_t n)
+{
+	unsigned long pool_kb[4] = { 0 };
+	long need[4] = { 0 };
+	size_t bytes = 0, budget = mem_budget();
+	int i, k;
+
+	for (i = 0; i < nslots; i++) {
+		const struct backing *b = slots[i].x.b;
+		size_t len = backing_len(b, wss);
+
+		if (slots[i].failed)
+			continue;
+		if (!b->pool_kb) {
+			bytes += len;
+			continue;
+		}
+		for (k = 0; k < 3 && pool_kb[k] && pool_kb[k] != b->pool_kb; k++)
+			;
+		pool_kb[k] = b->pool_kb;
+		need[k] += len / (b->pool_kb * 1024);
+	}
+	for (k = 0; pool_kb[k]; k++)
+		if (need[k] > pool_free(pool_kb[k]))
+			return snprintf(why, n, "the backings need %ld %lu kB "
+					"huge pages at once, %ld are free", need[k],
+					pool_kb[k], pool_free(pool_kb[k])), -1;
+	if (bytes > budget)
+		return snprintf(why, n, "the backings need %zu MB outside the "
+				"hugetlb pools at once, over the budget of %zu "
+				"MB (--mem-budget)", bytes >> 20, budget >> 20), -1;
 	return 0;
+}
+
+static void emit_order_meta(struct slot **l, int n, int si, int pt,
+			    const uint64_t *rot, const char *reason)
+{
+	char esc[600];
+	int i;
+
+	json_str(esc, sizeof(esc), reason ? reason : "");
+	printf("@meta order {\"bench\": \"%s\", \"wss_bytes\": %zu, "
+	       "\"point\": \"%s\", \"interleaved\": %s, \"reason\": %s, "
+	       "\"backings\": [", cur->name, opts.sizes[si], cur->points[pt],
+	       reason ? "false" : "true", esc);
+	for (i = 0; i < n; i++)
+		printf("%s\"%s\"", i ? ", " : "", l[i]->x.b->name);
+	printf("], \"rotations\": [");
+	for (i = 0; i < opts.reps; i++)
+		printf("%s%llu", i ? ", " : "", (unsigned long long)rot[i]);
+	printf("]}\n");
+}
+
+/* -- the repetition hooks ---------------------------------------------------- */
+
+/* prepare() on each backing of l; returns how many are left in l */
+static int prepare_all(struct slot **l, int n, int si, int pt)
+{
+	int i, k = 0, rc;
+
+	for (i = 0; i < n; i++) {
+		l[i]->x.si = si;
+		l[i]->x.pt = pt;
+		rc = cur->prepare(&l[i]->x, &l[i]->st);
+		if (rc < 0)
+			slot_failed(l[i], "a measurement failed (the @error "
+				    "lines before this say which)");
+		else if (!rc)
+			l[k++] = l[i];
+	}
+	return k;
+}
+
+/* repetition r (untimed when < 0) of each backing of l, from l[rot] on */
+static int one_round(struct slot **l, int n, int r, uint64_t rot)
+{
+	int i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		struct slot *s = l[(rot + i) % n];
+
+		if (opts.verbose && r >= 0)
+			progress("rep %d %s %zu %s", r, cur->points[s->x.pt],
+				 opts.sizes[s->x.si], s->x.b->name);
+		if (cur->rep(&s->x, s->st, r)) {
+			cur->finish(&s->x, s->st, 0);
+			slot_failed(s, "a repetition failed (the @error lines "
+				    "before this say which)");
+		}
+	}
+	for (i = 0; i < n; i++)		/* keep the ones still measuring */
+		if (!l[i]->failed)
+			l[k++] = l[i];
+	return k;
+}
+
+/*
+ * One point at one size on the backings of l (already mapped): prepare
+ * each, the warmup rounds, then the timed rounds, the order rotating by
+ * one each round, then each backing's row from its own repetitions.
+ * reason: why l is one backing although more were selected, or NULL.
+ */
+static void run_point(struct slot **l, int n, int si, int pt,
+		      const char *reason)
+{
+	uint64_t *rot = calloc(opts.reps, sizeof(*rot));
+	int r, i;
+
+	n = prepare_all(l, n, si, pt);
+	for (i = 0; !rot && i < n; i++) {
+		cur->finish(&l[i]->x, l[i]->st, 0);
+		slot_failed(l[i], "out of memory for the repetitions' order");
+	}
+	if (!rot || !n) {
+		free(rot);
+		return;
+	}
+	/* warmup rounds take the first timed round's order */
+	for (r = -opts.warmup; r < opts.reps && n; r++) {
+		if (r >= 0)
+			rot[r] = rounds % n;
+		n = one_round(l, n, r, rounds % n);
+		rounds += r >= 0;
+	}
+	for (i = 0; i < n; i++)
+		if (cur->finish(&l[i]->x, l[i]->st, 1))
+			slot_failed(l[i], "a measurement failed (the @error "
+				    "lines before this say which)");
+	emit_order_meta(l, n, si, pt, rot, reason);
+	free(rot);
+}
+
+/* the live backings, into l; returns how many */
+static int live(struct slot **l)
+{
+	int i, n = 0;
+
+	for (i = 0; i < nslots; i++)
+		if (!slots[i].failed)
+			l[n++] = &slots[i];
+	return n;
+}
+
+/*
+ * Sizes up to sizes[top] with every backing mapped at once (at that size,
+ * touched once) and the repetitions interleaved.
+ */
+static void run_interleaved(int top)
+{
+	struct slot *l[nslots ? nslots : 1];
+	int i, n, si, pt;
+
+	n = live(l);
+	for (i = 0; i < n; i++)
+		slot_map(l[i], opts.sizes[top]);
+	for (si = 0; si <= top; si++) {
+		if (opts.sizes[si] < cur->min_wss)
+			continue;
+		for (pt = 0; cur->points[pt]; pt++)
+			run_point(l, live(l), si, pt, NULL);
+	}
+	for (i = 0; i < n; i++)
+		slot_unmap(l[i]);
+}
+
+/*
+ * Sizes from sizes[from] on, backing by backing, each mapped once at the
+ * largest: what the runner does for benchmarks with measure() only, and
+ * for sizes whose backings do not fit at once (why says so).
+ */
+static void run_serial(int from, const char *why)
+{
+	size_t top = opts.sizes[opts.nsizes - 1];
+	struct slot *l[nslots ? nslots : 1];
+	int i, n = live(l), si, pt;
+
+	for (i = 0; i < n; i++) {
+		struct slot *s = l[i];
+
+		if (slot_map(s, top))
+			continue;
+		if (cur->maps_own)
+			slot_unmap(s);
+		for (si = from; si < opts.nsizes && !s->failed; si++) {
+			s->x.si = si;
+			if (opts.sizes[si] < cur->min_wss)
+				continue;
+			if (!cur->rep && cur->measure(&s->x))
+				slot_failed(s, "a measurement failed (the "
+					    "@error lines before this say "
+					    "which)");
+			for (pt = 0; cur->rep && cur->points[pt]; pt++)
+				run_point(&s, 1, si, pt, why);
+		}
+		slot_unmap(s);
+	}
 }
 
 static int run_all(struct counters *c)
 {
-	int i, rc = 0, done = 0, total = 0;
+	char why[512] = "";
+	int i, top = -1, rc = 0;
 
-	for (i = 0; i < nbackings; i++)
-		total += backing_selected(&backings[i]);
-	for (i = 0; i < nbackings; i++) {
-		if (!backing_selected(&backings[i]))
-			continue;
-		progress("backing %s (%d/%d)", backings[i].name, ++done, total);
-		if (run_backing(&backings[i], c))
-			rc = 2;
+	select_backings(c);
+	/* the largest size at which every backing fits at once */
+	while (cur->rep && top + 1 < opts.nsizes &&
+	       !all_fit(opts.sizes[top + 1], why, sizeof(why)))
+		top++;
+	if (top >= 0)
+		run_interleaved(top);
+	if (top + 1 < opts.nsizes) {
+		if (cur->rep)
+			progress("from %zu B on, backing by backing: %s",
+				 opts.sizes[top + 1], why);
+		run_serial(top + 1, why);
 	}
+	for (i = 0; i < nslots; i++)
+		if (slots[i].failed)
+			rc = 2;
+		else
+			emit_backing_meta(slots[i].x.b, "measured", "",
+					  slots[i].x.page_kb);
+	free(slots);
 	return rc;
 }
 

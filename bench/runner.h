@@ -3,20 +3,30 @@
  * runner.h - the shared benchmark runner.
  *
  * A benchmark is one file, bench/<name>.c, that fills a `struct bench`
- * (its options, CSV columns, compare key and metric, and a function that
- * measures one working-set size on one backing) and registers it with
- * BENCH_REGISTER().  The Makefile links each such file with the runner
- * into build/bench/<name>, and all of them into benchtool, which exports
- * the tables as JSON (`benchtool contract`).  The runner (runner.c) owns
- * everything else: option parsing and usage, ASLR-off re-exec, CPU
- * pinning, the timer check, the loop over backings (available? map the
- * largest working set, touch it, verify its page size, measure each size,
- * unmap), the metadata lines and the row protocol on stdout.
+ * (its options, CSV columns, compare key and metric, and either the
+ * repetition hooks or a function that measures one working-set size on
+ * one backing) and registers it with BENCH_REGISTER().  The Makefile links
+ * each such file with the runner into build/bench/<name>, and all of them
+ * into benchtool, which exports the tables as JSON (`benchtool contract`).
+ * The runner (runner.c) owns everything else: option parsing and usage,
+ * ASLR-off re-exec, CPU pinning, the timer check, the loop (available?
+ * map, touch, verify the page size, measure, unmap), the metadata lines
+ * and the row protocol on stdout.
+ *
+ * The loop, for a benchmark with repetition hooks: every backing is
+ * mapped at once (at the largest size at which they all fit: the hugetlb
+ * pools' free pages, --mem-budget for the rest), and for each size and
+ * point each repetition measures each backing once, the order rotating by
+ * one every repetition, so drift during a run favours no backing.  Sizes
+ * beyond that, and benchmarks with measure() only, run backing by backing
+ * on one mapping of the largest size.  `@meta order` says which, per size
+ * and point, with the rotation of every round.
  *
  * Line protocol on stdout (read by bench/run.py; see results/README.md):
  *   @header <bench> <csv header>     once, before the first row
  *   @row <bench> <csv fields>        one per completed measurement
- *   @meta <key> <json>               metadata (method, counters, backing, ...)
+ *   @meta <key> <json>               metadata (method, counters, backing,
+ *                                    order, ...)
  *   @error <bench> <text>            a loud failure (also on stderr)
  *   @done <bench> <exit status>      the last line
  *   anything else                    progress, echoed by the host
@@ -64,18 +74,20 @@ struct run_opts {
 	uint64_t seed;
 	int cpu;			/* CPU we are pinned to, -1 if not */
 	const char *backings;		/* comma list, NULL = all */
+	size_t mem_budget;		/* bytes interleaving may map at once */
 	int verbose;
 };
 
-/* what a benchmark's measure() gets: one size on one mapped backing */
+/* what a benchmark's hooks get: one size on one mapped backing */
 struct bench_ctx {
 	const struct run_opts *o;
 	struct counters *c;
 	const struct backing *b;
-	/* the largest working set, touched and verified; NULL for maps_own */
+	/* the backing's working set, touched and verified; NULL for maps_own */
 	const struct mapping *m;
 	unsigned long page_kb;		/* the verified page size */
 	int si;				/* index into o->sizes */
+	int pt;				/* index into points (repetition hooks) */
 };
 
 struct bench {
@@ -97,8 +109,28 @@ struct bench {
 	int (*check)(char *why, size_t n);
 	/* once the counters are open, before the metadata; may be NULL */
 	void (*start)(struct counters *c);
-	/* writes one size's rows; 0, or -1 when the backing failed */
+	/*
+	 * Either measure(), which writes one size's rows on one backing and
+	 * runs backing by backing: 0, or -1 when the backing failed ...
+	 */
 	int (*measure)(const struct bench_ctx *x);
+	/*
+	 * ... or the repetition hooks, with which the runner interleaves the
+	 * backings (runner.c, run_interleaved): for one size every backing is
+	 * mapped, and for each of the points (a NULL-terminated list of
+	 * names: chase's hop kinds, stream's kernels) prepare() runs once per
+	 * backing, then rep() once per repetition and backing, the backing
+	 * order rotating every repetition, then finish() writes the row.
+	 * prepare: 0 with *st set, 1 when the point does not apply to this
+	 * size (no rep or finish follow), -1 failed (with an @error line).
+	 * rep: r < 0 is an untimed warmup, else the r-th timed repetition;
+	 * 0 or -1.  finish: writes the rows from the repetitions, frees st
+	 * (also after a failure, with ok 0, writing nothing); 0 or -1.
+	 */
+	const char *const *points;
+	int (*prepare)(const struct bench_ctx *x, void **st);
+	int (*rep)(const struct bench_ctx *x, void *st, int r);
+	int (*finish)(const struct bench_ctx *x, void *st, int ok);
 };
 
 #define BENCH_REGISTER(b)						\

@@ -35,7 +35,9 @@ static const struct bench_opt stream_opts[] = {
 };
 
 enum kern { K_WRITE, K_READ, K_COPY, K_STRIDE, K_NR };
-static const char *const kname[K_NR] = { "write", "read", "copy", "stride" };
+/* the runner's points, in the order they run: read checks what write left */
+static const char *const kname[K_NR + 1] = { "write", "read", "copy",
+					     "stride", NULL };
 
 volatile uint64_t stream_sink;
 
@@ -90,29 +92,57 @@ static size_t pass(enum kern k, char *p, size_t wss, uint64_t *sum)
 	}
 }
 
-/* one kernel: warmup, then reps timed repetitions of iters passes */
-static size_t time_kernel(const struct bench_ctx *x, enum kern k,
-			  uint64_t iters, uint64_t *sum, double *gb, double *ns)
+/* one kernel at one size on one backing, and its repetitions */
+struct point {
+	uint64_t iters;		/* passes per repetition */
+	uint64_t sum;		/* read and stride's sums */
+	size_t bytes;		/* counted per repetition */
+	double *gb, *ns;	/* per repetition */
+};
+
+static int prepare(const struct bench_ctx *x, void **st)
 {
-	size_t wss = x->o->sizes[x->si], bytes = 0, acc = wss / PAGE * iters;
-	uint64_t it;
-	int r;
+	size_t wss = x->o->sizes[x->si];
+	struct point *pt = calloc(1, sizeof(*pt));
 
-	for (r = -x->o->warmup; r < x->o->reps; r++) {
-		double t0, t1;
-
-		bytes = 0;
-		t0 = now_ns();
-		for (it = 0; it < iters; it++)
-			bytes += pass(k, x->m->addr, wss, sum);
-		t1 = now_ns();
-		if (r < 0)
-			continue;
-		check_duration(t1 - t0);
-		gb[r] = bytes / (t1 - t0);	/* bytes/ns = GB/s */
-		ns[r] = (t1 - t0) / acc;
+	if (pt) {
+		pt->gb = calloc(x->o->reps, sizeof(double));
+		pt->ns = calloc(x->o->reps, sizeof(double));
 	}
-	return bytes;
+	if (!pt || !pt->gb || !pt->ns) {
+		if (pt) {
+			free(pt->gb);
+			free(pt->ns);
+		}
+		free(pt);
+		emit_error("out of memory");
+		return -1;
+	}
+	pt->iters = min_bytes / wss ? min_bytes / wss : 1;
+	line_key = page_line_key(x->o->seed);
+	*st = pt;
+	return 0;
+}
+
+/* one repetition of kernel x->pt: iters passes, timed unless r < 0 */
+static int rep(const struct bench_ctx *x, void *st, int r)
+{
+	struct point *pt = st;
+	size_t wss = x->o->sizes[x->si], bytes = 0;
+	double t0, t1;
+	uint64_t it;
+
+	t0 = now_ns();
+	for (it = 0; it < pt->iters; it++)
+		bytes += pass(x->pt, x->m->addr, wss, &pt->sum);
+	t1 = now_ns();
+	pt->bytes = bytes;
+	if (r < 0)
+		return 0;
+	check_duration(t1 - t0);
+	pt->gb[r] = bytes / (t1 - t0);	/* bytes/ns = GB/s */
+	pt->ns[r] = (t1 - t0) / (wss / PAGE * pt->iters);
+	return 0;
 }
 
 /* 0, or -1 with an @error line when kernel k left the wrong data */
@@ -130,42 +160,32 @@ static int check_kernel(const struct bench_ctx *x, enum kern k, uint64_t sum)
 	return 0;
 }
 
-static int measure(const struct bench_ctx *x)
+/* checks what the kernel left, then writes its row */
+static int finish(const struct bench_ctx *x, void *st, int ok)
 {
-	size_t wss = x->o->sizes[x->si], bytes;
-	uint64_t iters = min_bytes / wss ? min_bytes / wss : 1, sum = 0;
-	int reps = x->o->reps, k, bad = 0;
-	double *gb = calloc(reps, sizeof(double));
-	double *ns = calloc(reps, sizeof(double));
-	double read_gb = 0;
-	struct stats st, sn;
+	struct point *pt = st;
+	size_t wss = x->o->sizes[x->si];
+	int k = x->pt, reps = x->o->reps, bad = 0;
+	struct stats sg, sn;
 	char buf[32];
 
-	if (!gb || !ns) {
-		emit_error("out of memory");
-		bad = -1;
-		goto out;
-	}
-	line_key = page_line_key(x->o->seed);
-	for (k = 0; k < K_NR; k++) {
-		bytes = time_kernel(x, k, iters, &sum, gb, ns);
-		stream_sink = sum;
-		bad |= check_kernel(x, k, sum);
-		stats_compute(gb, reps, &st);
-		stats_compute(ns, reps, &sn);
-		if (k == K_READ)
-			read_gb = st.median;
+	if (ok) {
+		stream_sink = pt->sum;
+		bad = check_kernel(x, k, pt->sum);
+		stats_compute(pt->gb, reps, &sg);
+		stats_compute(pt->ns, reps, &sn);
 		/* the columns of stream_bench, in order */
 		emit_row("%s,%lu,%zu,%s,%.3f,%.3f,%.3f,%.4f,%d,%zu,%s",
-			 x->b->name, x->page_kb, wss, kname[k], st.median,
-			 st.min, st.max, st.cv, reps, bytes,
+			 x->b->name, x->page_kb, wss, kname[k], sg.median,
+			 sg.min, sg.max, sg.cv, reps, pt->bytes,
 			 fmt_opt(buf, sizeof(buf), k == K_STRIDE, sn.median));
+		progress("%-14s %-6s %10zu B (%d/%d): %.2f GB/s, %.2f ns/page",
+			 x->b->name, kname[k], wss, x->si + 1, x->o->nsizes,
+			 sg.median, sn.median);
 	}
-	progress("%-14s %10zu B (%d/%d): read %.2f GB/s, stride %.2f ns/page",
-		 x->b->name, wss, x->si + 1, x->o->nsizes, read_gb, sn.median);
-out:
-	free(gb);
-	free(ns);
+	free(pt->gb);
+	free(pt->ns);
+	free(pt);
 	return bad;
 }
 
@@ -181,6 +201,9 @@ static const struct bench stream_bench = {
 	.lower_is_better = 0,
 	.opts = stream_opts,
 	.min_wss = 2 * PAGE,
-	.measure = measure,
+	.points = kname,
+	.prepare = prepare,
+	.rep = rep,
+	.finish = finish,
 };
 BENCH_REGISTER(stream_bench);

@@ -367,6 +367,48 @@ def fault_sections(fault, src):
     return out
 
 
+def mlp_section(mlp, meta):
+    """The parallel chase at each backing's largest working set: ns per
+    access and the per-chain latency (chain_ns) for each chain count."""
+    src = meta.get("timing_source")
+    lat = at_largest(mlp.rows, "ns_per_access")
+    chains = sorted({int(fnum(r["chains"])) for r in mlp.rows
+                     if fnum(r.get("chains")) is not None})
+    rows = []
+    for b in sorted(lat, key=order_key):
+        w = lat[b][0]
+        cells = [b, fmt_bytes(w)]
+        for n in chains:
+            at = [r for r in mlp.rows if r["backing"] == b and
+                  fnum(r["wss_bytes"]) == w and fnum(r["chains"]) == n]
+            v = statistics.median([fnum(r["ns_per_access"]) for r in at]) if at else None
+            c = statistics.median([fnum(r["chain_ns"]) for r in at]) if at else None
+            cells.append(f"{fmt_num(v, 'ns')} ({fmt_num(c)})" if at else "n/a")
+        rows.append(cells)
+    title = "Parallel chase at the largest working set: ns per access (per-chain ns)"
+    if not contract.timing_is_hardware(src):
+        title += f" ({contract.timing_label(src)}: not what a CPU does)"
+    return (title, "mlp.csv: ns_per_access, and chain_ns = ns_per_access x chains "
+            "(the time one chain takes per step), at each backing's largest wss_bytes",
+            ["backing", "working set"] + [f"{n} chain{'s' if n > 1 else ''}"
+                                          for n in chains], rows)
+
+
+def mlp_parts(run, meta, timing, notes):
+    """The parallel chase's figure job and summary section, when the run
+    has mlp.csv: ([jobs], [sections])."""
+    if not os.path.exists(os.path.join(run, "mlp.csv")):
+        if "mlp" in (meta.get("bench_exit") or {}):
+            notes.append("mlp skipped: mlp.csv missing")
+        return [], []
+    mlp = Table(run, "mlp.csv")
+    if not mlp.ok:
+        notes.append(f"mlp skipped: {mlp.problem}")
+        return [], []
+    return ([("mlp", "mlp.gp", mlp, timing, " ".join(mlp.backings()), "", "", "")],
+            [mlp_section(mlp, meta)])
+
+
 STREAM_KERNELS = ("copy", "scale", "add", "triad")
 
 
@@ -586,6 +628,8 @@ FIGURE_TEXT = {
     "faultscale": "Faults per second of N tasks, processes and threads, each mapping, touching "
                   "and unmapping its own region, and the memory faulted in per second "
                   "(faultscale.csv).",
+    "mlp": "Parallel pointer chase: ns per access against the number of independent chains "
+           "in flight, at the largest working set, bars from ns_min to ns_max (mlp.csv).",
 }
 
 
@@ -757,9 +801,10 @@ def main(argv=None):
         notes.append(STRIDE_NOTE)
     fs = faultscale_table(run)
     jobs += faultscale_jobs(fs, timing, meta, notes)
-    figures, failed, noisy = draw(run, caption, jobs, notes)
+    mlp_jobs, mlp_sections = mlp_parts(run, meta, timing, notes)
+    figures, failed, noisy = draw(run, caption, jobs + mlp_jobs, notes)
     sections = (headlines(tables[0], tables[2], meta) + streamk_sections(streamk, meta)
-                + faultscale_sections(fs, meta))
+                + mlp_sections + faultscale_sections(fs, meta))
     write_index(run, meta, meta_problem, caption, timing, sections, figures, notes)
     print(text_summary(run, caption, summary_lead(meta), sections, figures, notes))
     print(f"index: {os.path.join(run, 'index.html')}")

@@ -53,6 +53,14 @@ class TestNativeSmoke(unittest.TestCase):
             self.assertIn("available", c)
             self.assertIn("reason", c)
         self.assertEqual(meta["status"], "complete")
+        # the rounds of repetitions, as the binaries ran them: both
+        # backings in every round, the first one alternating
+        for bench in ("chase", "stream", "mlp"):
+            for o in meta["repetition_order"][bench]:
+                self.assertTrue(o["interleaved"], o)
+                self.assertEqual(sorted(o["backings"]), ["devzero", "thp"])
+                self.assertEqual(len(o["rotations"]), 2)
+                self.assertNotEqual(*o["rotations"])
         for name in ("devzero", "thp"):
             b = meta["backings"][name]
             self.assertEqual(b["status"], "measured", b)

@@ -111,6 +111,18 @@ class TestResults(unittest.TestCase):
                          (5, True, 1))
         self.assertEqual(self.res.meta["tlb_model"]["preset"], "zen3")
 
+    def test_repetition_order_kept_per_benchmark(self):
+        o = {"bench": "chase", "wss_bytes": 65536, "point": "line",
+             "interleaved": True, "reason": "", "backings": ["a", "b"],
+             "rotations": [0, 1, 0]}
+        for wss in (65536, 1 << 20):
+            self.res.handle("@meta order " + json.dumps(dict(o, wss_bytes=wss)))
+        got = json.loads(self.read("meta.json"))["repetition_order"]
+        self.assertEqual([x["wss_bytes"] for x in got["chase"]],
+                         [65536, 1 << 20])
+        self.assertEqual(got["chase"][0]["rotations"], [0, 1, 0])
+        self.assertNotIn("bench", got["chase"][0])
+
     def test_latest_points_at_newest(self):
         run.Results(self.dir, "r2", {})
         self.assertEqual(os.readlink(os.path.join(self.dir, "latest")), "r2")
@@ -123,7 +135,7 @@ class TestResults(unittest.TestCase):
         self.assertEqual(meta["status"], "failed")
 
     def test_worst_exit_status_of_a_benchmark_is_kept(self):
-        # A rotation runs a benchmark twice: a failure in the first part
+        # A benchmark run in two invocations: a failure in the first
         # must survive the success of the second.
         for line in ("@done fault 2", "@exit fault 2", "@done fault 0",
                      "@exit fault 0"):
@@ -192,12 +204,28 @@ class TestProfilesAndPools(unittest.TestCase):
 
 
 class TestOrder(unittest.TestCase):
-    def test_rotation_is_two_invocations_in_table_order(self):
+    def test_rotation_is_one_invocation_in_rotated_order(self):
+        # the binary takes --backings in the order given (bench/runner.c)
         bk = ["a", "b", "c", "d"]
-        self.assertEqual(run.rotation(bk, 0), ["a,b,c,d"])
-        self.assertEqual(run.rotation(bk, 1), ["b,c,d", "a"])
-        self.assertEqual(run.rotation(bk, 6), ["c,d", "a,b"])
-        self.assertEqual(run.rotation(["a"], 3), ["a"])
+        self.assertEqual(run.rotation(bk, 0), "a,b,c,d")
+        self.assertEqual(run.rotation(bk, 1), "b,c,d,a")
+        self.assertEqual(run.rotation(bk, 6), "c,d,a,b")
+        self.assertEqual(run.rotation(["a"], 3), "a")
+
+    def test_pools_hold_every_backing_at_once(self):
+        c = contract.load()
+        runs = [("chase", ["--backings", "devzero,shm,memfd,shm-1G"]),
+                ("stream", ["--backings", "shm,memfd,maphugetlb"])]
+        t = run.together(runs, c)
+        self.assertEqual(t, {2048: 3, 1048576: 1})
+        p = run.size_pools({"max_bytes": 64 << 20}, together=t,
+                           mem_available=8 << 30)
+        self.assertEqual(p["hugepages"], 3 * 32 + 8)
+        self.assertEqual(p["hugepages_1g"], 1)
+        # over half the host's memory: one working set each
+        p = run.size_pools({"max_bytes": 2 << 30}, together=t,
+                           mem_available=8 << 30)
+        self.assertEqual(p["hugepages"], 1024 + 8)
 
     def test_each_benchmark_starts_one_backing_further(self):
         c = contract.load()

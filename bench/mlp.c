@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mlp.c - memory-level parallelism: N independent pointer chases
+ * interleaved in one loop, so that the core has up to N misses (and page
+ * walks) in flight at once.  This is multichase's parallel chase, with its
+ * two layout options:
+ *
+ *   --stride S     elements S bytes apart (a power of two, 8..4096; 256 by
+ *                  default, as multichase, which keeps the adjacent-line
+ *                  prefetcher from fetching another element's line).  At
+ *                  4096 each page's element sits at the line page_line()
+ *                  picks for it (runner.h), as the chase's page hop.
+ *   --tlb-group T  TLB locality (multichase -T): the working set is cut
+ *                  into groups of T bytes; a chain visits every one of its
+ *                  elements in a group, in random order, before it moves on
+ *                  to the next group, in a random order of groups.  0 (the
+ *                  default): one group, the whole working set.
+ *
+ * The N chains are disjoint and each is one cycle: inside every group,
+ * element j of the group belongs to chain j % N, so each chain spans the
+ * whole working set and holds 1/N of its elements.  Each chain's orders
+ * come from its own seeded stream (mix64), the same for every backing.
+ *
+ * ns_per_access is the repetition's time over all accesses of all chains;
+ * chain_ns (ns_per_access x N) is the time one chain takes per step, the
+ * latency each miss sees while N are in flight.  The TLB model replays the
+ * N chains interleaved as the loop runs them (as the chase does, chase.c).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlp.h"
+#include "runner.h"
+#include "tlbmodel.h"
+
+#define MAX_CHAINS 16
+#define MODEL_BASE (1ULL << 40)
+
+static const char *chains_arg = "1,2,4,8";
+static size_t stride = 256;
+static size_t tlb_group;
+static uint64_t hops = 1 << 20;
+static const char *model = "auto";
+static uint64_t model_cap = 1 << 16;
+
+static const struct bench_opt mlp_opts[] = {
+	{ .name = "chains", .arg = "LIST", .kind = OPT_STR, .dst = &chains_arg,
+	  .help = "chain counts to measure, each 1..16 (1,2,4,8)" },
+	{ .name = "stride", .arg = "SIZE", .kind = OPT_SIZE, .dst = &stride,
+	  .help = "bytes between elements, a power of two from 8 to 4096 (256)",
+	  .min = 8 },
+	{ .name = "tlb-group", .arg = "SIZE", .kind = OPT_SIZE,
+	  .dst = &tlb_group, .help = "visit a group of this many bytes (a "
+	  "multiple of 4096) before the next; 0: no locality (0)" },
+	{ .name = "hops", .arg = "N", .kind = OPT_COUNT, .dst = &hops,
+	  .help = "accesses per repetition, all chains together (1M)",
+	  .min = MAX_CHAINS },
+	{ .name = "model", .arg = "NAME", .kind = OPT_STR, .dst = &model,
+	  .help = "TLB model preset or spec (bench/tlbmodel.h); auto: the "
+	  "preset that fits the pinned core (auto)" },
+	{ .name = "model-cap", .arg = "N", .kind = OPT_COUNT, .dst = &model_cap,
+	  .help = "model accesses counted, after as many warm (65536)",
+	  .min = 1 },
+	{ 0 },
+};
+
+/* the runner's points: one per chain count, "1", "2", ... */
+static char chain_names[MAX_CHAINS][4];
+static const char *points[MAX_CHAINS + 1];
+static int nchains[MAX_CHAINS];
+
+void *volatile mlp_sink;
+
+/* -- layout ----------------------------------------------------------------- */
+
+static size_t elem_off(size_t e, uint64_t key)
+{
+	return stride == PAGE ? e * PAGE + page_line(e, key) : e * stride;
+}
+
+/* a seeded random permutation of 0..n-1 into a[] (Fisher-Yates) */
+static void shuffle(uint32_t *a, size_t n, uint64_t *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		a[i] = i;
+	for (i = n; i > 1; i--) {
+		size_t j = mix64(*s += 0x9e3779b97f4a7c15ULL) % i;
+		uint32_t t = a[i - 1];
+
+		a[i - 1] = a[j];
+		a[j] = t;
+	}
+}
+
+/* the elements and groups of a working set, for n chains */
+struct layout {
+	size_t elems, per_group, groups;
+	int n;
+};
+
+static struct layout layout_of(size_t wss, int n)
+{
+	struct layout l = { .elems = wss / stride, .n = n };
+
+	l.per_group = tlb_group ? tlb_group / stride : l.elems;
+	if (l.per_group > l.elems)
+		l.per_group = l.elems;
+	l.groups = l.per_group ? (l.elems + l.per_group - 1) / l.per_group : 0;
+	return l;
+}
+
+/*
+ * Links chain c through base: its groups in a random order, in each its
+ * elements (group element j with j % n == c) in a random order, the last
+ * back to the first.  gord and idx are scratch of l->groups and
+ * l->per_group / n + 1 entries.  Returns the chain's first element.
+ */
+static void **link_chain(char *base, const struct layout *l, int c,
+			 uint64_t seed, uint32_t *gord, uint32_t *idx)
+{
+	uint64_t s = mix64(seed * 0x100000001b3ULL + l->elems * 131 + l->n * 17
+			   + c), key = page_line_key(seed);
+	void **first = NULL, **prev = NULL;
+	size_t g, k;
+
+	shuffle(gord, l->groups, &s);
+	for (g = 0; g < l->groups; g++) {
+		size_t lo = gord[g] * l->per_group, len = l->elems - lo, m;
+
+		if (len > l->per_group)
+			len = l->per_group;
+		m = len > (size_t)c ? (len - c + l->n - 1) / l->n : 0;
+		shuffle(idx, m, &s);
+		for (k = 0; k < m; k++) {
+			void **e = (void **)(base + elem_off(lo + c + (size_t)
+							     idx[k] * l->n, key));
+
+			if (prev)
+				*prev = e;
+			else
+				first = e;
+			prev = e;
+		}
+	}
+	*prev = first;
+	return first;
+}
+
+/* writes n chains into base; starts[] their first elements; 0 or -1 */
+static int build_chains(char *base, size_t wss, int n, uint64_t seed,
+			void **starts[])
+{
+	struct layout l = layout_of(wss, n);
+	uint32_t *gord = malloc(l.groups * sizeof(*gord));
+	uint32_t *idx = malloc((l.per_group / n + 1) * sizeof(*idx));
+	int c, rc = -1;
+
+	if (gord && idx) {
+		for (c = 0; c < n; c++)
+			starts[c] = link_chain(base, &l, c, seed, gord, idx);
+		rc = 0;
+	}
+	free(gord);
+	free(idx);
+	return rc;
+}
+
+/* -- the loop ----------------------------------------------------------------- */
+
+/*
+ * steps steps of each of the n chains, the chains interleaved.
+ * Instantiated for each constant n, so the pointers live in registers
+ * (the loop's own instructions hide behind the loads' latency).
+ */
+static inline __attribute__((always_inline)) void
+run_chains(void **p[], uint64_t steps, const int n)
+{
+	void **q[MAX_CHAINS];
+	int i;
+
+	for (i = 0; i < n; i++)
+		q[i] = p[i];
+	while (steps--) {
+#pragma GCC unroll 16
+		for (i = 0; i < n; i++)
+			q[i] = (void **)*q[i];
+	}
+	for (i = 0; i < n; i++)
+		p[i] = q[i];
+}
+
+#define CHAINS_FN(n)							\
+static __attribute__((noinline)) void chains_##n(void **p[], uint64_t b) \
+{									\
+	run_chains(p, b, n);						\
+}
+CHAINS_FN(1) CHAINS_FN(2) CHAINS_FN(3) CHAINS_FN(4)
+CHAINS_FN(5) CHAINS_FN(6) CHAINS_FN(7) CHAINS_FN(8)
+CHAINS_FN(9) CHAINS_FN(10) CHAINS_FN(11) CHAINS_FN(12)
+CHAINS_FN(13) CHAINS_FN(14) CHAINS_FN(15) CHAINS_FN(16)
+
+static void (*const chains_fn[MAX_CHAINS + 1])(void **[], uint64_t) = {
+	NULL, chains_1, chains_2, chains_3, chains_4, chains_5, chains_6,
+	chains_7, chains_8, chains_9, chains_10, chains_11, chains_12,
+	chains_13, chains_14, chains_15, chains_16,
+};
+
+/* -- the model ---------------------------------------------------------------- */
+
+struct model_memo {
+	unsigned long page_kb;
+	size_t wss;
+	int n;
+	double walks;
+	struct model_memo *next;
+};
+
+static struct model_memo *memo;
+
+/*
+ * The model's page walks per 1000 accesses, replaying the n chains
+ * interleaved from starts[]; memoised per (page size, size, chains).
+ */
+static int model_walks(const char *base, void **const starts[], int n,
+		       unsigned long page_kb, size_t wss, double *walks)
+{
+	void **p[MAX_CHAINS];
+	struct model_memo *e;
+	struct tlb_model m;
+	uint64_t k;
+	int pass, i;
+
+	for (e = memo; e; e = e->next)
+		if (e->page_kb == page_kb && e->wss == wss && e->n == n) {
+			*walks = e->walks;
+			return 0;
+		}
+	if (tlb_init(&m, model))
+		return -1;
+	memcpy(p, starts, n * sizeof(p[0]));
+	for (pass = 0; pass < 2; pass++) {
+		tlb_reset_counts(&m);
+		for (k = 0; k < model_cap; k++) {
+			i = k % n;
+			tlb_access(&m, MODEL_BASE + ((char *)p[i] - base),
+				   page_kb);
+			p[i] = *p[i];
+		}
+	}
+	*walks = 1000.0 * m.walks / m.accesses;
+	tlb_free(&m);
+	e = malloc(sizeof(*e));
+	if (e) {
+		*e = (struct model_memo){ page_kb, wss, n, *walks, memo };
+		memo = e;
+	}
+	return 0;
+}
+
+/* -- the repetition hooks ------------------------------------------------------ */
+
+/* one chain count at one size on one backing, and its repetitions */
+struct point {
+	int n;
+	void **start[MAX_CHAINS], **p[MAX_CHAINS];
+	uint64_t steps;		/* of every chain, per repetition */
+	double *ns, *cyc, *wk;	/* per access, per repetition */
+	int ok[EV_NR];		/* which counters counted every repetition */
+};
+
+static void point_free(struct point *pt)
+{
+	free(pt->ns);
+	free(pt->cyc);
+	free(pt->wk);
+	free(pt);
+}
+
+static struct point *point_new(int n, int reps)
+{
+	struct point *pt = calloc(1, sizeof(*pt));
+	int i;
+
+	if (!pt)
+		return NULL;
+	pt->ns = calloc(reps, sizeof(double));
+	pt->cyc = calloc(reps, sizeof(double));
+	pt->wk = calloc(reps, sizeof(double));
+	if (!pt->ns || !pt->cyc || !pt->wk) {
+		point_free(pt);
+		return NULL;
+	}
+	pt->n = n;
+	pt->steps = hops / n;	/* hops spread over the chains */
+	for (i = 0; i < EV_NR; i++)
+		pt->ok[i] = 1;
+	return pt;
+}
+
+/* builds the x->pt-th chain count's chains in the backing's working set */
+static int prepare(const struct bench_ctx *x, void **st)
+{
+	int n = nchains[x->pt];
+	size_t wss = x->o->sizes[x->si];
+	struct point *pt;
+
+	/* every chain needs two elements, a group one element per chain */
+	if (wss / stride < 2 * (size_t)n ||
+	    (tlb_group && tlb_group / stride < (size_t)n))
+		return 1;
+	pt = point_new(n, x->o->reps);
+	if (!pt || build_chains(x->m->addr, wss, n, x->o->seed, pt->start)) {
+		if (pt)
+			point_free(pt);
+		emit_error("out of memory for %d chains at %zu bytes", n, wss);
+		return -1;
+	}
+	memcpy(pt->p, pt->start, sizeof(pt->p));
+	*st = pt;
+	return 0;
+}
+
+static int rep(const struct bench_ctx *x, void *st, int r)
+{
+	struct point *pt = st;
+	uint64_t acc = pt->steps * pt->n;
+	struct counter_values v;
+	double t0, t1;
+	int i;
+
+	if (r < 0) {
+		chains_fn[pt->n](pt->p, pt->steps);
+		return 0;
+	}
+	counters_start(x->c);
+	t0 = now_ns();
+	chains_fn[pt->n](pt->p, pt->steps);
+	t1 = now_ns();
+	counters_stop(x->c, &v);
+	check_duration(t1 - t0);
+	pt->ns[r] = (t1 - t0) / acc;
+	pt->cyc[r] = (double)v.v[EV_CYCLES] / acc;
+	pt->wk[r] = 1000.0 * v.v[EV_WALK] / acc;
+	for (i = 0; i < EV_NR; i++)
+		pt->ok[i] &= v.ok[i];
+	return 0;
+}
+
+static void emit(const struct bench_ctx *x, struct point *pt, int model_ok,
+		 double mwk)
+{
+	struct stats st, sc, sw;
+	int reps = x->o->reps;
+	char b[3][32];
+
+	stats_compute(pt->ns, reps, &st);
+	stats_compute(pt->cyc, reps, &sc);
+	stats_compute(pt->wk, reps, &sw);
+	/* the columns of mlp_bench, in order */
+	emit_row("%s,%lu,%zu,%d,%.3f,%.3f,%.3f,%.3f,%zu,%zu,%.4f,%d,%llu,%s,"
+		 "%s,%s,%s", x->b->name, x->page_kb, x->o->sizes[x->si], pt->n,
+		 st.median, st.min, st.max, st.median * pt->n, stride, tlb_group,
+		 st.cv, reps,
+		 (unsigned long long)pt->steps * pt->n,
+		 fmt_opt(b[0], 32, pt->ok[EV_WALK], sw.median),
+		 fmt_opt(b[1], 32, model_ok, mwk),
+		 fmt_opt(b[2], 32, pt->ok[EV_CYCLES], sc.median),
+		 tlb_spec(model) == model ? "custom" : model);
+	progress("%-14s %2d chains %10zu B (%d/%d): %8.2f ns/access, %8.2f "
+		 "ns/step of a chain  cv %.3f", x->b->name, pt->n,
+		 x->o->sizes[x->si], x->si + 1, x->o->nsizes, st.median,
+		 st.median * pt->n, st.cv);
+}
+
+static int finish(const struct bench_ctx *x, void *st, int ok)
+{
+	struct point *pt = st;
+	double mwk = 0;
+	int model_ok;
+
+	if (ok) {
+		mlp_sink = pt->p[0];
+		model_ok = !model_walks(x->m->addr, pt->start, pt->n,
+					x->page_kb, x->o->sizes[x->si], &mwk);
+		if (!model_ok)
+			emit_error("TLB model: out of memory");
+		emit(x, pt, model_ok, mwk);
+	}
+	point_free(pt);
+	return 0;
+}
+
+/* -- options ---------------------------------------------------------------- */
+
+/* --chains into nchains[] and points[]; 0, or -1 with why */
+static int parse_chains(char *why, size_t n)
+{
+	const char *s = chains_arg;
+	int k = 0, i;
+
+	while (*s) {
+		char *end;
+		long v = strtol(s, &end, 10);
+
+		if (end == s || (*end && *end != ',') || v < 1 ||
+		    v > MAX_CHAINS || k == MAX_CHAINS)
+			return snprintf(why, n, "--chains: '%s' is not a list of "
+					"chain counts from 1 to %d, e.g. 1,2,4,8",
+					chains_arg, MAX_CHAINS), -1;
+		for (i = 0; i < k; i++)
+			if (nchains[i] == v)
+				return snprintf(why, n, "--chains: %ld is "
+						"listed twice", v), -1;
+		nchains[k] = v;
+		snprintf(chain_names[k], sizeof(chain_names[k]), "%ld", v);
+		points[k] = chain_names[k];
+		k++;
+		s = *end ? end + 1 : end;
+	}
+	if (!k)
+		return snprintf(why, n, "--chains: empty; give chain counts, "
+				"e.g. 1,2,4,8"), -1;
+	points[k] = NULL;
+	return 0;
+}
+
+static int check(char *why, size_t n)
+{
+	struct tlb_model m;
+
+	if (parse_chains(why, n))
+		return -1;
+	if (stride < 8 || stride > PAGE || (stride & (stride - 1)))
+		return snprintf(why, n, "--stride: %zu is not a power of two "
+				"from 8 to 4096 bytes", stride), -1;
+	if (tlb_group % PAGE)
+		return snprintf(why, n, "--tlb-group: %zu is not 0 or a "
+				"multiple of 4096 bytes", tlb_group), -1;
+	if (strcmp(model, "auto") && tlb_init(&m, model))
+		return snprintf(why, n, "--model: '%s' is not auto, a preset "
+				"or a valid spec (see bench/tlbmodel.h)",
+				model), -1;
+	if (strcmp(model, "auto"))
+		tlb_free(&m);
+	return 0;
+}
+
+/* --model auto: the preset of the core the counters run on */
+static void start(struct counters *c)
+{
+	if (!strcmp(model, "auto"))
+		model = counters_model_preset(c);
+	tlb_emit_meta(model);
+}
+
+/* -- benchtool mlp ---------------------------------------------------------- */
+
+/* prints a chain from start until it is back there (or elems steps) */
+static void print_chain(FILE *out, const char *base, void **start,
+			size_t elems)
+{
+	void **p = start;
+	size_t k = 0;
+
+	do {
+		fprintf(out, "%s%zu", k ? " " : "", (size_t)((char *)p - base));
+		p = *p;
+	} while (p != start && ++k <= elems);
+	fputc('\n', out);
+}
+
+int mlp_layout(FILE *out, size_t wss, int n, size_t st, size_t group,
+	       uint64_t seed, char *why, size_t wn)
+{
+	char buf[24];
+	void **starts[MAX_CHAINS];
+	char *base;
+	int c;
+
+	snprintf(buf, sizeof(buf), "%d", n);
+	chains_arg = buf;
+	stride = st;
+	tlb_group = group;
+	if (check(why, wn))
+		return -1;
+	if (wss / stride < 2 * (size_t)n || (group && group / stride < (size_t)n))
+		return snprintf(why, wn, "%zu bytes hold too few elements for "
+				"%d chains", wss, n), -1;
+	base = aligned_alloc(PAGE, (wss + PAGE - 1) / PAGE * PAGE);
+	if (!base || build_chains(base, wss, n, seed, starts)) {
+		free(base);
+		return snprintf(why, wn, "out of memory"), -1;
+	}
+	for (c = 0; c < n; c++)
+		print_chain(out, base, starts[c], wss / stride);
+	free(base);
+	return 0;
+}
+
+static const struct bench mlp_bench = {
+	.name = "mlp",
+	.desc = "N pointer chases interleaved (memory-level parallelism), "
+		"ns per access",
+	.columns = "backing,page_kb,wss_bytes,chains,ns_per_access,ns_min,"
+		   "ns_max,chain_ns,stride,tlb_group,cv,reps,accesses,"
+		   "walks_per_1k,model_walks_per_1k,cycles_per_access,"
+		   "model_preset",
+	.key = "backing,chains,wss_bytes",
+	.metric = "ns_per_access",
+	.lower_is_better = 1,
+	.opts = mlp_opts,
+	.check = check,
+	.start = start,
+	.points = points,
+	.prepare = prepare,
+	.rep = rep,
+	.finish = finish,
+};
+BENCH_REGISTER(mlp_bench);

@@ -1,0 +1,227 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The parallel chase (bench/mlp.c): its chains' layout through `benchtool
+mlp`, its options, its rows, that N chains in flight overlap their misses,
+agreement of N = 1 with a minimal chase written here, and its figure and
+summary section (plots/mlp.gp, plots/render.py) on a native tiny run."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from benchbin import BenchRun
+from common import ROOT, benchtool
+
+PAGE = 4096
+
+
+def chains(wss, n, stride, group=0, seed=1):
+    p = benchtool("mlp", str(wss), str(n), str(stride), str(group), str(seed))
+    if p.returncode:
+        raise AssertionError(p.stderr)
+    return [[int(x) for x in line.split()] for line in p.stdout.splitlines()]
+
+
+class TestLayout(unittest.TestCase):
+    def check_partition(self, wss, n, stride, group=0):
+        cs = chains(wss, n, stride, group)
+        self.assertEqual(len(cs), n)
+        elems = wss // stride
+        seen = set()
+        for c in cs:
+            # a single cycle: no element twice before it is back at its start
+            self.assertEqual(len(c), len(set(c)))
+            self.assertTrue(seen.isdisjoint(c), "chains share elements")
+            seen.update(c)
+            # its share: a 1/n of the elements, give or take a group's rest
+            self.assertLessEqual(abs(len(c) - elems / n),
+                                 (elems // (group // stride) if group else 1))
+        # together they cover every element once
+        self.assertEqual(len(seen), elems)
+        return cs
+
+    def test_disjoint_cycles_covering_the_working_set(self):
+        for n in (1, 2, 4, 8):
+            cs = self.check_partition(1 << 20, n, 256)
+            for c in cs:
+                self.assertTrue(all(o % 256 == 0 for o in c))
+
+    def test_order_is_random_not_sequential(self):
+        c = chains(1 << 20, 1, 256)[0]
+        ups = sum(b > a for a, b in zip(c, c[1:]))
+        self.assertTrue(0.4 < ups / len(c) < 0.6, ups / len(c))
+
+    def test_stride_respected(self):
+        for stride in (64, 512, 2048):
+            cs = self.check_partition(256 << 10, 4, stride)
+            for c in cs:
+                self.assertTrue(all(o % stride == 0 for o in c), stride)
+
+    def test_page_stride_uses_the_page_line(self):
+        # one element per page, at the line page_line() picks (benchtool
+        # layout prints it for the page hop)
+        p = benchtool("layout", "64", "1")
+        want = {int(x) for x in p.stdout.split()}
+        cs = self.check_partition(64 * PAGE, 2, PAGE)
+        self.assertEqual(set(cs[0]) | set(cs[1]), want)
+
+    def test_tlb_group_visits_a_group_before_the_next(self):
+        group = 16 * PAGE
+        cs = self.check_partition(1 << 20, 4, 256, group)
+        for c in cs:
+            runs = [g for i, g in enumerate(o // group for o in c)
+                    if i == 0 or c[i - 1] // group != g]
+            # each group is one run of the chain, every group is visited
+            self.assertEqual(len(runs), len(set(runs)))
+            self.assertEqual(len(runs), (1 << 20) // group)
+            # within a group, the pages are visited in random order
+            pages = [o // PAGE for o in c[:64]]
+            self.assertNotEqual(pages, sorted(pages))
+
+    def test_same_for_equal_seed_other_for_another(self):
+        self.assertEqual(chains(1 << 16, 2, 256, seed=5),
+                         chains(1 << 16, 2, 256, seed=5))
+        self.assertNotEqual(chains(1 << 16, 2, 256, seed=5),
+                            chains(1 << 16, 2, 256, seed=6))
+
+
+class TestOptions(unittest.TestCase):
+    def refused(self, args, words):
+        r = BenchRun("mlp", ["--sizes", "64K"] + args)
+        self.assertEqual(r.returncode, 64, r.describe())
+        for w in words:
+            self.assertIn(w, r.stderr)
+        self.assertIn("--help", r.stderr)
+
+    def test_bad_options_are_refused_naming_the_cause(self):
+        self.refused(["--chains", "0"], ["--chains", "from 1 to 16"])
+        self.refused(["--chains", "17"], ["--chains", "from 1 to 16"])
+        self.refused(["--chains", "1,x"], ["--chains", "1,2,4,8"])
+        self.refused(["--chains", "2,2"], ["--chains", "twice"])
+        self.refused(["--stride", "100"], ["--stride", "power of two"])
+        self.refused(["--stride", "8K"], ["--stride", "power of two"])
+        self.refused(["--tlb-group", "5000"], ["--tlb-group", "4096"])
+        self.refused(["--model", "nosuch"], ["--model", "nosuch"])
+
+
+class TestRows(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.r = BenchRun("mlp", ["--sizes", "64K,64M", "--reps", "3",
+                                 "--hops", "256K", "--backings", "devzero",
+                                 "--chains", "1,2,8", "--tlb-group", "8K"])
+
+    def test_rows(self):
+        self.assertEqual(self.r.returncode, 0, self.r.describe())
+        self.assertEqual(len(self.r.rows), 2 * 3)
+        for row in self.r.rows:
+            n = int(row["chains"])
+            self.assertAlmostEqual(float(row["chain_ns"]),
+                                   float(row["ns_per_access"]) * n, places=2)
+            self.assertEqual(int(row["accesses"]) % n, 0)
+            self.assertEqual((row["stride"], row["tlb_group"]),
+                             ("256", "8192"))
+            self.assertLessEqual(float(row["ns_min"]),
+                                 float(row["ns_per_access"]))
+            self.assertNotEqual(row["model_walks_per_1k"], "")
+
+    def test_chains_in_flight_overlap(self):
+        # past the caches, 8 independent misses take far less time per
+        # access than one at a time
+        at = {int(r["chains"]): float(r["ns_per_access"])
+              for r in self.r.rows if r["wss_bytes"] == str(64 << 20)}
+        self.assertLess(at[8], 0.6 * at[1], at)
+
+
+# A chase of its own: one random cycle through 256-byte elements, timed.
+MINIMAL = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+int main(int c, char **v)
+{
+	size_t wss = strtoull(v[1], 0, 0), n = wss / 256, i, r;
+	char *b = mmap(0, wss, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t *a = malloc(n * sizeof(*a));
+	struct timespec t0, t1;
+	void **p;
+
+	madvise(b, wss, MADV_NOHUGEPAGE);
+	for (i = 0; i < n; i++)
+		a[i] = i;
+	srand(1);
+	for (i = n - 1; i > 0; i--) {	/* Sattolo: one cycle */
+		size_t j = ((size_t)rand() << 16 ^ rand()) % i, t = a[i];
+		a[i] = a[j];
+		a[j] = t;
+	}
+	for (i = 0; i < n; i++)
+		*(void **)(b + i * 256) = b + a[i] * 256;
+	p = (void **)b;
+	for (r = 0; r < 6; r++) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (i = 0; i < 1000000; i++)
+			p = *p;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("%f %p\n", ((t1.tv_sec - t0.tv_sec) * 1e9 +
+				  (t1.tv_nsec - t0.tv_nsec)) / 1e6, (void *)p);
+	}
+	return 0;
+}
+"""
+
+
+class TestAgainstAMinimalChase(unittest.TestCase):
+    def test_one_chain_agrees_with_a_chase_of_our_own(self):
+        wss = 32 << 20
+        with tempfile.TemporaryDirectory() as d:
+            src, exe = os.path.join(d, "m.c"), os.path.join(d, "m")
+            with open(src, "w") as f:
+                f.write(MINIMAL)
+            subprocess.run(["gcc", "-O2", "-o", exe, src], check=True)
+            ours, theirs = [], []
+            for _ in range(3):      # alternate, so drift hits both alike
+                out = subprocess.run(["taskset", "-c", "1", exe, str(wss)],
+                                     capture_output=True, text=True,
+                                     check=True).stdout.split("\n")
+                # the first repetition is a warmup
+                ours += [float(x.split()[0]) for x in out[1:] if x]
+                r = BenchRun("mlp", ["--sizes", str(wss), "--reps", "5",
+                                     "--chains", "1", "--backings",
+                                     "devzero", "--cpu", "1"])
+                self.assertEqual(r.returncode, 0, r.describe())
+                theirs.append(float(r.rows[0]["ns_per_access"]))
+        ours.sort()
+        theirs.sort()
+        mine, bench = ours[len(ours) // 2], theirs[len(theirs) // 2]
+        # within noise: this host is a shared VM (see the report)
+        self.assertLess(abs(mine - bench) / mine, 0.3, (ours, theirs))
+
+
+class TestFigureAndSummary(unittest.TestCase):
+    def test_native_tiny_run_draws_and_summarises(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = subprocess.run(
+                [sys.executable, os.path.join(ROOT, "bench", "run.py"),
+                 "--mode", "native", "--profile", "tiny", "--benches", "mlp",
+                 "--backings", "devzero,thp", "--results-dir", d],
+                capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr)
+            run = os.path.join(d, "latest")
+            p = subprocess.run(
+                [sys.executable, os.path.join(ROOT, "plots", "render.py"),
+                 run, "--no-link", "--strict"],
+                capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            for ext in ("svg", "png"):
+                self.assertTrue(os.path.exists(os.path.join(run, "mlp." + ext)))
+            self.assertIn("Parallel chase at the largest working set", p.stdout)
+            self.assertRegex(p.stdout, r"(?m)^  devzero +4 MiB .*ns \(")
+            with open(os.path.join(run, "index.html")) as f:
+                self.assertIn('id="mlp"', f.read())
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The runner's run order: repetitions are the outer loop.  For one
+working-set size every selected backing is mapped, each repetition measures
+each backing once, and the backing order rotates every repetition, so drift
+during a run favours no backing.  Natively, on three backings that need no
+hugetlb pool, and memfd (on 2 MB pages: the test raises the host's 2 MB
+pool by a few pages and puts it back); -v makes the runner trace every
+timed repetition."""
+import re
+import unittest
+
+from benchbin import BenchRun
+from common import load_run_module
+
+BACKINGS = ["devzero", "thp", "memfd"]
+POOL = "/sys/kernel/mm/hugepages/hugepages-%dkB/nr_hugepages"
+TRACE = re.compile(r"^# \w+: rep (\d+) (\S+) (\d+) (\S+)$")
+
+
+def trace(run):
+    """[(rep, point, wss, backing)] in the order they were measured."""
+    out = []
+    for line in run.stdout.splitlines():
+        m = TRACE.match(line)
+        if m:
+            out.append((int(m.group(1)), m.group(2), int(m.group(3)),
+                        m.group(4)))
+    return out
+
+
+class TestRunOrder(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.pools = load_run_module().HugePools(POOL)
+        want = cls.pools.read(2048) - cls.pools.read(2048, "free_hugepages")
+        if cls.pools.raise_to(2048, want + 8) < want + 8:
+            cls.pools.restore()
+            raise unittest.SkipTest("cannot raise the 2 MB pool by 8 pages "
+                                    "for memfd (run as root)")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.pools.restore()
+
+    def run_bench(self, bench, extra, backings=BACKINGS):
+        r = BenchRun(bench, ["--sizes", "64K,1M", "--reps", "4",
+                             "--warmup", "1", "--backings",
+                             ",".join(backings), "-v"] + extra)
+        self.assertEqual(r.returncode, 0, r.describe())
+        return r
+
+    def check_interleaved(self, r, backings, points):
+        t = trace(r)
+        self.assertTrue(t, "no per-repetition trace:\n" + r.describe())
+        groups = {}
+        for rep, point, wss, b in t:
+            groups.setdefault((point, wss), []).append((rep, b))
+        self.assertEqual(len(groups), 2 * points, groups.keys())
+        starts = []
+        for key, seq in groups.items():
+            # each repetition measures every backing once, then the next
+            self.assertEqual(len(seq), 4 * len(backings), key)
+            for i in range(4):
+                rnd = seq[i * len(backings):(i + 1) * len(backings)]
+                self.assertEqual({rep for rep, _ in rnd}, {i}, (key, seq))
+                names = [b for _, b in rnd]
+                self.assertEqual(sorted(names), sorted(backings), key)
+                # the order is the given one, rotated
+                k = backings.index(names[0])
+                self.assertEqual(names, backings[k:] + backings[:k], key)
+                starts.append(k)
+        # rotated every repetition: no backing leads twice in a row
+        for a, b in zip(starts, starts[1:]):
+            self.assertNotEqual(a, b, starts)
+        return t
+
+    def test_chase_interleaves_and_rotates(self):
+        r = self.run_bench("chase", ["--hops", "16K", "--hop", "both"])
+        self.check_interleaved(r, BACKINGS, 2)
+        # each backing's row is computed from its own repetitions
+        self.assertEqual(len(r.rows), 2 * 2 * len(BACKINGS))
+        for row in r.rows:
+            self.assertEqual(row["reps"], "4")
+
+    def test_stream_interleaves_and_rotates(self):
+        r = self.run_bench("stream", ["--min-bytes", "1M"])
+        self.check_interleaved(r, BACKINGS, 4)
+
+    def test_given_order_is_the_first_round(self):
+        order = ["memfd", "devzero", "thp"]
+        r = self.run_bench("chase", ["--hops", "16K"], backings=order)
+        t = trace(r)
+        self.assertEqual([b for _, _, _, b in t[:3]], order)
+
+    def test_order_meta(self):
+        r = self.run_bench("chase", ["--hops", "16K"])
+        orders = r.meta.get("order", [])
+        self.assertEqual(len(orders), 2, r.describe())
+        t = trace(r)
+        for o in orders:
+            self.assertTrue(o["interleaved"], o)
+            self.assertEqual(o["backings"], BACKINGS)
+            # the rounds meta.json records are the ones that ran
+            ran = [b for rep, p, w, b in t
+                   if w == o["wss_bytes"] and p == o["point"]]
+            want = []
+            for k in o["rotations"]:
+                want += o["backings"][k:] + o["backings"][:k]
+            self.assertEqual(ran, want)
+
+    def test_fallback_when_they_do_not_fit(self):
+        # devzero 64K + thp 2M fit in 2.5 MB; at 1M (1M + 2M) they do not
+        r = self.run_bench("chase", ["--hops", "16K", "--mem-budget", "2.5M"],
+                           backings=["devzero", "thp"])
+        orders = {o["wss_bytes"]: o for o in r.meta["order"]}
+        self.assertTrue(orders[65536]["interleaved"])
+        self.assertEqual(orders[65536]["reason"], "")
+        fb = [o for o in r.meta["order"] if o["wss_bytes"] == 1 << 20]
+        self.assertEqual([o["backings"] for o in fb], [["devzero"], ["thp"]])
+        for o in fb:
+            self.assertFalse(o["interleaved"])
+            self.assertIn("--mem-budget", o["reason"])
+        ran = [b for _, _, w, b in trace(r) if w == 1 << 20]
+        self.assertEqual(ran, ["devzero"] * 4 + ["thp"] * 4)
+        self.assertIn("backing by backing", r.stdout)
+
+    def test_a_backing_listed_twice_is_refused(self):
+        r = BenchRun("chase", ["--sizes", "64K", "--backings",
+                               "devzero,thp,devzero"])
+        self.assertEqual(r.returncode, 64, r.describe())
+        self.assertIn("'devzero' is listed twice", r.stderr)
+
+    def test_fault_keeps_backing_by_backing(self):
+        r = BenchRun("fault", ["--sizes", "4M", "--reps", "2", "--warmup",
+                               "0", "--backings", "devzero,thp"])
+        self.assertEqual(r.returncode, 0, r.describe())
+        self.assertEqual([row["backing"] for row in r.rows],
+                         ["devzero"] * 3 + ["thp"] * 3)
+
+
+if __name__ == "__main__":
+    unittest.main()
