@@ -62,6 +62,7 @@ QEMU_EXIT = {
     "USAGE": (2, "bad usage of run-qemu.sh"),
     "NOPOOL": (120, "huge pages could not be preallocated"),
     "HOSTPAGES": (121, "guest RAM is not on the host pages asked for"),
+    "CLOCK": (122, "guest TSC miscalibrated on every boot (host too loaded)"),
     "TIMEOUT": (124, "guest timed out"),
     "SPLAT": (125, "guest kernel panic/oops/BUG/WARNING"),
     "NOSTATUS": (126, "guest died without reporting a status (QEMU killed?)"),

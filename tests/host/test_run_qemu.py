@@ -31,6 +31,17 @@ if os.environ.get("FAKE_THP") == "1":
 time.sleep(2)
 """
 
+# A QEMU whose guest writes, on its Nth boot (counted in FAKE_BOOTS), the
+# console lines of FAKE_CONSOLE_<N> (or FAKE_CONSOLE), then ends.
+FAKE_QEMU_CONSOLE = """#!/usr/bin/env python3
+import os, sys
+n = int(open(os.environ["FAKE_BOOTS"]).read() or 0) + 1
+open(os.environ["FAKE_BOOTS"], "w").write(str(n))
+text = os.environ.get("FAKE_CONSOLE_%d" % n, os.environ["FAKE_CONSOLE"])
+with open([a[5:] for a in sys.argv if a.startswith("file:")][0], "w") as f:
+    f.write(text.replace("|", "\\r\\n"))
+"""
+
 
 class RunQemuOptions(unittest.TestCase):
     def setUp(self):
@@ -169,13 +180,13 @@ class RunQemuOptions(unittest.TestCase):
         self.assertIn("host pages: n/a", r.stdout)
         self.assertNotIn("memory-backend", r.stdout)
 
-    def fake_host(self, free_2m=0, thp="always [madvise] never"):
+    def fake_host(self, free_2m=0, thp="always [madvise] never", qemu=FAKE_QEMU):
         """A fake QEMU on PATH and fake sysfs pool and THP files."""
         bindir = os.path.join(self.tmp.name, "bin")
         os.makedirs(bindir, exist_ok=True)
         path = os.path.join(bindir, "qemu-system-x86_64")
         with open(path, "w") as f:
-            f.write(FAKE_QEMU)
+            f.write(qemu)
         os.chmod(path, 0o755)
         hp = os.path.join(self.tmp.name, "hugepages")
         os.makedirs(os.path.join(hp, "hugepages-2048kB"), exist_ok=True)
@@ -227,6 +238,32 @@ class RunQemuOptions(unittest.TestCase):
                           "--hugepages", "0", "--", "true", env=env)
         self.assertEqual(r.returncode, QEMU_EXIT["HOSTPAGES"][0], r.stderr)
         self.assertIn("set always or madvise", r.stderr)
+
+    def clock_boots(self, **console):
+        """run-qemu.sh on a fake QEMU whose boots print the given consoles;
+        returns (result, how many boots it took)."""
+        env = self.fake_host(qemu=FAKE_QEMU_CONSOLE)
+        env["FAKE_BOOTS"] = os.path.join(self.tmp.name, "boots")
+        open(env["FAKE_BOOTS"], "w").close()
+        env.update(console)
+        r = self.run_qemu("--", "true", env=env)
+        with open(env["FAKE_BOOTS"]) as f:
+            return r, int(f.read())
+
+    BAD_CLOCK = ("@@hugetlb-guest-clock tsc: PIT calibration deviates from HPET: "
+                 "30046 2094830|@@hugetlb-guest-exit 122|")
+
+    def test_a_miscalibrated_guest_clock_boots_again(self):
+        r, boots = self.clock_boots(FAKE_CONSOLE_1=self.BAD_CLOCK,
+                                    FAKE_CONSOLE="@@hugetlb-guest-exit 0|")
+        self.assertEqual((r.returncode, boots), (0, 2), r.stderr)
+        self.assertIn("boot 1 of 3: guest TSC calibration failed (tsc: PIT calibration "
+                      "deviates from HPET: 30046 2094830)", r.stderr)
+
+    def test_a_clock_bad_on_every_boot_is_refused(self):
+        r, boots = self.clock_boots(FAKE_CONSOLE=self.BAD_CLOCK)
+        self.assertEqual((r.returncode, boots), (QEMU_EXIT["CLOCK"][0], 3), r.stderr)
+        self.assertIn("no boot calibrated the guest clock", r.stderr)
 
 
 if __name__ == "__main__":
