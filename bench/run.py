@@ -53,6 +53,15 @@ QUICK_SIZES_GUEST = ["16K", "64K", "256K", "1M", "4M", "6M", "8M", "16M",
 QUICK_SIZES = ["16K", "64K", "192K", "256K", "320K", "1M", "4M", "6M", "8M",
                "10M", "32M", "64M", "96M", "128M", "160M", "256M"]
 
+# The real-program step (bench/realprog/realprog.c): xz -9 on a generated
+# corpus through hugepreload.so, one backing at a time.  xz -9 maps about
+# 680 MB in three large blocks whatever the corpus (it reads stdin), so the
+# 2 MB pool needs that much at once.  The guest's corpus is small: TCG runs
+# xz -9 at about 1/30 of native speed (see results/README.md, realprog.csv).
+REALPROG = "realprog"
+REALPROG_POOL = 720 * MB
+REALPROG_BACKINGS = "off,none,thp,hugetlbfs,maphugetlb,devhugetlb"
+
 
 def size_bytes(s):
     mult = {"K": 1 << 10, "M": MB, "G": GB}
@@ -95,6 +104,7 @@ def tiny_profile():
         # every 1 GB mapping costs seconds of page clearing under TCG
         "fault": ["--sizes", "4M", "--reps", "1", "--warmup", "0"],
         "runner": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1"],
+        REALPROG: ["--corpus", "64K", "--reps", "1", "--sample-ms", "500"],
         "max_bytes": 8 * MB, "timeout": 600,
     }
 
@@ -112,6 +122,8 @@ def quick_profile(guest, c):
         "fault": ["--sizes", "16M" if guest else "256M", "--reps", "5",
                   "--warmup", "1"],
         "runner": ["--sizes", stream_sizes, "--reps", "5", "--warmup", "1"],
+        REALPROG: ["--corpus", "256K", "--reps", "1", "--sample-ms", "1000"]
+        if guest else ["--corpus", "16M", "--reps", "3"],
         "max_bytes": (256 if guest else 1024) * MB,
         "timeout": 900,
     }
@@ -140,6 +152,8 @@ def full_profile(guest, mem_available):
         "fault": ["--sizes", "64M,256M", "--reps", "7", "--warmup", "1"],
         "runner": ["--min", "16K", "--max", str(top), "--reps", "5",
                    "--warmup", "1"],
+        REALPROG: ["--corpus", "1M", "--reps", "1", "--sample-ms", "1000"]
+        if guest else ["--corpus", "64M", "--reps", "5"],
         "max_bytes": top, "timeout": 7200,
     }
 
@@ -148,8 +162,10 @@ def size_pools(p, with_1g=True):
     """Pools and guest memory for p["max_bytes"].  Backings run one at a
     time and unmap before the next, so each pool needs one working set
     (plus slack); the guest also needs a 4K working set, the chase's order
-    arrays and room for the initramfs."""
-    p["hugepages"] = -(-p["max_bytes"] // (2 * MB)) + 8
+    arrays and room for the initramfs.  The real-program step needs
+    REALPROG_POOL of 2 MB pages at once."""
+    pool = max(p["max_bytes"], REALPROG_POOL if p.get(REALPROG) else 0)
+    p["hugepages"] = -(-pool // (2 * MB)) + 8
     p["hugepages_1g"] = -(-p["max_bytes"] // GB) if with_1g else 0
     mem = p["hugepages"] * 2 * MB + 2 * p["max_bytes"] + 768 * MB
     if p["hugepages_1g"]:
@@ -527,13 +543,30 @@ def bench_backings(p, bench, args, c):
         return c.backing_names()
     want = chosen.split(",")
     for b in want:
-        c.backing(b)            # an unknown name stops here, named
+        if b not in REALPROG_BACKINGS.split(","):
+            c.backing(b)        # an unknown name stops here, named
     return [b for b in c.backing_names() if b in want]
 
 
 def profile_args(p, bench):
     """The profile's arguments for bench, or the runner's own options."""
     return list(p.get(bench, p["runner"]))
+
+
+def binary(bench, c):
+    """The file name of bench's binary in build/bench (and the guest's
+    /usr/local/bin)."""
+    return REALPROG if bench == REALPROG else c.bench(bench)["binary"]
+
+
+def realprog_invocation(p, args):
+    """The real-program step: one invocation, every backing (it rotates
+    them per repetition itself, and skips what the kernel lacks)."""
+    want = REALPROG_BACKINGS.split(",")
+    if args.backings:
+        want = [b for b in want if b in args.backings.split(",")]
+    return (REALPROG, profile_args(p, REALPROG) +
+            ["--seed", str(args.seed), "--backings", ",".join(want)])
 
 
 def bench_args(p, bench, args, preset):
@@ -548,6 +581,9 @@ def invocations(p, args, preset, benches, c):
     each benchmark's backings rotated one position more than the last's."""
     out = []
     for i, bench in enumerate(benches):
+        if bench == REALPROG:
+            out.append(realprog_invocation(p, args))
+            continue
         for part in rotation(bench_backings(p, bench, args, c),
                              args.rotate + i):
             out.append((bench, bench_args(p, bench, args, preset) +
@@ -560,8 +596,10 @@ def parse_args(argv, c):
     ap.add_argument("--mode", choices=("guest", "native"), required=True)
     ap.add_argument("--profile", default="quick",
                     choices=("tiny", "quick", "full"))
-    ap.add_argument("--benches", default=",".join(c.bench_names()),
-                    help="comma list (default: %(default)s)")
+    ap.add_argument("--benches", default=",".join(c.bench_names() +
+                                                  [REALPROG]),
+                    help="comma list (default: %(default)s; realprog is "
+                    "the real-program step)")
     ap.add_argument("--backings", help="comma list (default: all)")
     ap.add_argument("--rotate", type=int, default=0,
                     help="start each benchmark's backings this many "
@@ -586,9 +624,11 @@ def parse_args(argv, c):
     args = ap.parse_args(argv)
     try:
         for b in args.benches.split(","):
-            c.bench(b)
+            if b != REALPROG:
+                c.bench(b)
         for b in (args.backings or "").split(",") if args.backings else []:
-            c.backing(b)
+            if b not in REALPROG_BACKINGS.split(","):
+                c.backing(b)
     except contract.ContractError as e:
         ap.error(str(e))
     return args
@@ -613,7 +653,7 @@ def guest_command(p, args, runs, c):
     initramfs has the binaries in /usr/local/bin."""
     script = "; ".join(
         "/usr/local/bin/%s %s; echo \"@exit %s $?\"" % (
-            os.path.basename(c.bench(bench)["binary"]),
+            os.path.basename(binary(bench, c)),
             " ".join(shlex.quote(x) for x in argv), bench)
         for bench, argv in runs)
     cmd = [args.run_qemu, "--hugepages", str(p["hugepages"])]
@@ -767,16 +807,20 @@ def main(argv=None):
     if args.sizes:
         override_sizes(p, args.sizes)
     runs = invocations(p, args, args.model, benches, c)
-    selected = {b for _, argv in runs
+    selected = {b for bench, argv in runs if bench != REALPROG
                 for b in argv[argv.index("--backings") + 1].split(",")}
+    if REALPROG not in benches:
+        p.pop(REALPROG, None)
     if args.no_1g or not wants_1g(selected, c):
         size_pools(p, with_1g=False)
+    else:
+        size_pools(p)
 
     guest = args.mode == "guest"
     if guest:
         cmds = [guest_command(p, args, runs, c)]
     else:
-        cmds = [[os.path.join(args.bindir, c.bench(b)["binary"])] + a
+        cmds = [[os.path.join(args.bindir, binary(b, c))] + a
                 for b, a in runs]
     if args.dry_run:
         for cmd in cmds:
@@ -796,7 +840,8 @@ def main(argv=None):
         if guest:
             rc = run_guest(res, cmds[0], pools)
         else:
-            rc = run_native(res, cmds, pools, p, needs_pools(selected, c))
+            rc = run_native(res, cmds, pools, p, needs_pools(selected, c) or
+                            REALPROG in benches)
         rc = check_exits(res, benches, rc)
         if rc:
             status = "failed"
