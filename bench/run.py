@@ -56,8 +56,8 @@ QUICK_SIZES = ["16K", "64K", "192K", "256K", "320K", "1M", "4M", "6M", "8M",
 # The real-program step (bench/realprog/realprog.c): xz -9 on a generated
 # corpus through hugepreload.so, one backing at a time.  xz -9 maps about
 # 680 MB in three large blocks whatever the corpus (it reads stdin), so the
-# 2 MB pool needs that much at once.  The guest's corpus is small: TCG runs
-# xz -9 at about 1/30 of native speed (see results/README.md, realprog.csv).
+# 2 MB pool needs that much at once.  The guest's corpus is small: under
+# TCG xz -9 compresses about 200 KB/s (see results/README.md, realprog.csv).
 REALPROG = "realprog"
 REALPROG_POOL = 720 * MB
 REALPROG_BACKINGS = "off,none,thp,hugetlbfs,maphugetlb,devhugetlb"
@@ -122,7 +122,8 @@ def quick_profile(guest, c):
         "fault": ["--sizes", "16M" if guest else "256M", "--reps", "5",
                   "--warmup", "1"],
         "runner": ["--sizes", stream_sizes, "--reps", "5", "--warmup", "1"],
-        REALPROG: ["--corpus", "256K", "--reps", "1", "--sample-ms", "1000"]
+        # 512K: about 20 s of TCG for the six backings
+        REALPROG: ["--corpus", "512K", "--reps", "1", "--sample-ms", "1000"]
         if guest else ["--corpus", "16M", "--reps", "3"],
         "max_bytes": (256 if guest else 1024) * MB,
         "timeout": 900,
@@ -152,7 +153,7 @@ def full_profile(guest, mem_available):
         "fault": ["--sizes", "64M,256M", "--reps", "7", "--warmup", "1"],
         "runner": ["--min", "16K", "--max", str(top), "--reps", "5",
                    "--warmup", "1"],
-        REALPROG: ["--corpus", "1M", "--reps", "1", "--sample-ms", "1000"]
+        REALPROG: ["--corpus", "2M", "--reps", "1", "--sample-ms", "1000"]
         if guest else ["--corpus", "64M", "--reps", "5"],
         "max_bytes": top, "timeout": 7200,
     }

@@ -6,36 +6,36 @@
 #           [CAPTION [TIMING [BACKINGS [EXTRA [HOPCOL HOP [COLOURS]]]]]]
 #
 # DATA is realprog.csv, one row per run (columns found by header name).
-# Each panel: a bar at the median of a backing's runs, a point per run.
+# Each panel: a bar at the median of a backing's runs, a point per run;
+# runs that fell back to normal pages (fallback = 1) are left out.
 # Left: user_s (CPU time in user mode).  Middle: wall_s.  Right: minflt
-# (log scale), with the page size and huge-page share the first run's smaps
-# showed (page_kb, huge_pct) over each bar.  EXTRA: the corpus and command,
+# (log scale), with the median page size and huge-page share smaps showed
+# (page_kb, huge_pct) over each bar.  EXTRA: the corpus and command,
 # for the title.
 
 FIG_W = 1300; FIG_H = 620
 FIGTITLE = "A real program on each backing: " . (ARG6 ne "" ? ARG6 : "xz -9 through hugepreload.so")
-SOURCENOTE = "x = backing; bars = median of the runs (rep), points = each run; " . \
+SOURCENOTE = "x = backing; bars = median of the runs (rep) that did not fall back, points = each run; " . \
              "y = user_s, wall_s, minflt; labels = page_kb and huge_pct from smaps"
 call ARG0[1:strlen(ARG0)-strlen("realprog.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8 ARG9
 
-# Medians per backing, and the first run's pages.
+# Medians per backing, of the times, faults and pages.
 array MU[NB > 0 ? NB : 1]
 array MW[NB > 0 ? NB : 1]
 array MF[NB > 0 ? NB : 1]
 array PG[NB > 0 ? NB : 1]
-# med(c) is the median of column c over backing b's rows (NaN without
-# rows); first(c) the value of its first run.
-med(c) = "undefine STATS_*; stats DATA using (isb(b) ? column('" . c . "') : NaN) nooutput; " . \
+# med(c) is the median of column c over backing b's kept rows (NaN
+# without any).
+kept(b) = isb(b) && column("fallback") == 0
+med(c) = "undefine STATS_*; stats DATA using (kept(b) ? column('" . c . "') : NaN) nooutput; " . \
          "M = exists('STATS_median') ? STATS_median : NaN"
-first(c) = "undefine STATS_*; stats DATA using (isb(b) && column('rep') == 1 ? column('" . c . \
-           "') : NaN) nooutput; M = exists('STATS_max') ? STATS_max : NaN"
 do for [i=1:NB] {
     b = word(BACKINGS, i)
     eval med("user_s"); MU[i] = M
     eval med("wall_s"); MW[i] = M
     eval med("minflt"); MF[i] = M
-    eval first("page_kb"); P = M
-    eval first("huge_pct")
+    eval med("page_kb"); P = M
+    eval med("huge_pct")
     PG[i] = P == P ? sprintf("%.0f kB, %.0f%% huge", P, M) : "no rows"
 }
 
@@ -43,7 +43,7 @@ do for [i=1:NB] {
 # then a point per run of column c.
 BARS(arr) = "for [i=1:NB] '+' using (i):(" . arr . "[i]) every ::0::0 with boxes " . \
             "lc rgb bcolor(word(BACKINGS, i)) fs solid 0.6 notitle"
-RUNS(c) = "for [i=1:NB] DATA using (i):(isb(word(BACKINGS, i)) ? column('" . c . "') : NaN) " . \
+RUNS(c) = "for [i=1:NB] DATA using (i):(kept(word(BACKINGS, i)) ? column('" . c . "') : NaN) " . \
           "with points pt 7 ps 0.8 lc rgb '#222222' notitle"
 
 # Room above the fault bars for their labels (log scale).

@@ -391,8 +391,11 @@ def realprog_section(rows, meta):
     src = meta.get("timing_source")
     kind = "hardware time" if contract.timing_is_hardware(src) else contract.timing_label(src)
 
+    # a run that fell back to normal pages is not a run of its backing
+    kept = [r for r in rows if r.get("fallback") != "1"]
+
     def med(b, col):
-        vals = [fnum(r.get(col)) for r in rows if r["backing"] == b]
+        vals = [fnum(r.get(col)) for r in kept if r["backing"] == b]
         vals = [v for v in vals if v is not None]
         return (statistics.median(vals), min(vals), max(vals)) if vals else (None, None, None)
 
@@ -404,7 +407,7 @@ def realprog_section(rows, meta):
         pk, pct = med(b, "page_kb")[0], med(b, "huge_pct")[0]
         fb = sum(1 for r in rows if r["backing"] == b and r.get("fallback") == "1")
         out.append([b, "n/a" if pk is None else f"{pk:.0f} kB, {pct or 0:.0f}% huge",
-                    str(sum(1 for r in rows if r["backing"] == b)),
+                    str(sum(1 for r in kept if r["backing"] == b)),
                     f"{fmt_num(u, 's')} ({fmt_num(ulo)}..{fmt_num(uhi)})",
                     f"{u / base:.3f}x" if u is not None and base else "n/a",
                     f"{fmt_num(w, 's')} ({fmt_num(wlo)}..{fmt_num(whi)})",
@@ -412,7 +415,8 @@ def realprog_section(rows, meta):
     prog = rows[0].get("program", "xz") if rows else "xz"
     corpus = fmt_bytes(fnum(rows[0].get("corpus_bytes")) or 0) if rows else "?"
     return (f"Real program: {prog} on a {corpus} corpus through hugepreload.so ({kind})",
-            "realprog.csv: medians over the runs (min..max); user_s and minflt from wait4's "
+            "realprog.csv: medians over the runs (min..max), leaving out runs that fell back "
+            "to normal pages (counted under 'fell back'); user_s and minflt from wait4's "
             "rusage, wall_s from CLOCK_MONOTONIC; pages from the program's smaps; "
             "user vs none = user_s / none's user_s",
             ["backing", "pages", "runs", "user_s", "user vs none", "wall_s", "minflt",
