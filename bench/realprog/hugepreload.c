@@ -42,9 +42,9 @@
  *
  * When the pool runs out (mmap fails with ENOMEM: hugetlb reserves at
  * mmap), the request gets normal pages (glibc's, or a plain anonymous
- * mapping) and one line on stderr says so, once per process.  A bad setting (unknown backing, no device or mount)
- * is one line on stderr and exit status 2: a run on the wrong pages would
- * be worse than none.
+ * mapping) and one line on stderr says so, once per process.  A bad
+ * setting (unknown backing, no device or mount) is one line on stderr and
+ * exit status 2: a run on the wrong pages would be worse than none.
  *
  * Thread safety: one mutex over the table (held across the mmap that
  * fills an entry), taken around fork.  Calls that touch no backed memory
@@ -243,7 +243,7 @@ static int mounts_line(const char *line, void *arg)
 	return 1;
 }
 
-/* -- configuration ---------------------------------------------------------- */
+/* -- configuration --------------------------------------------------------- */
 
 /* name[-<N>kB]: the kind and, for the hugetlb kinds, cfg.page */
 static void parse_backing(const char *b, size_t dflt)
@@ -353,7 +353,7 @@ static void __attribute__((constructor)) setup(void)
 	pthread_atfork(fork_lock, fork_unlock, fork_unlock);
 }
 
-/* -- the table (callers hold the lock) -------------------------------------- */
+/* -- the table (callers hold the lock) ------------------------------------- */
 
 static void update_range(void)
 {
@@ -426,7 +426,7 @@ static void carve(uintptr_t a, uintptr_t e)
 	update_range();
 }
 
-/* -- mapping on the backing ------------------------------------------------- */
+/* -- mapping on the backing ------------------------------------------------ */
 
 static int huge_shift(size_t page)
 {
@@ -540,7 +540,7 @@ static void *map_backed(size_t len, int prot, int extra, int from_malloc)
 	return p;
 }
 
-/* -- mmap, munmap, mremap --------------------------------------------------- */
+/* -- mmap, munmap, mremap -------------------------------------------------- */
 
 static int eligible(void *addr, size_t len, int prot, int fl, int fd)
 {
@@ -688,7 +688,7 @@ void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 	return p;
 }
 
-/* -- the malloc family ------------------------------------------------------- */
+/* -- the malloc family ----------------------------------------------------- */
 
 /* a backed block for a large request; NULL: let glibc serve it */
 static void *big_alloc(size_t n)

@@ -81,6 +81,7 @@ struct run {
 };
 
 static char made_mount[64];
+static char corpus[PATH_MAX + 64];	/* the corpus file, while it exists */
 
 static uint64_t mix64(uint64_t z)
 {
@@ -146,7 +147,7 @@ static int write_corpus(const char *path, char *why, size_t n)
 	return 0;
 }
 
-/* -- backings --------------------------------------------------------------- */
+/* -- backings -------------------------------------------------------------- */
 
 static long read_long(const char *path)
 {
@@ -183,6 +184,16 @@ static void unmount_ours(void)
 	if (made_mount[0] && !umount2(made_mount, MNT_DETACH))
 		rmdir(made_mount);
 	made_mount[0] = 0;
+}
+
+/* a signal that ends us takes the corpus and the mount with it */
+static void cleanup_signal(int sig)
+{
+	if (corpus[0])
+		unlink(corpus);
+	unmount_ours();
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 /* 0 if backing b can run here, else -1 and why (a skip) */
@@ -264,7 +275,7 @@ static void emit_outcomes(void)
 	printf("}\n");
 }
 
-/* -- one run ------------------------------------------------------------------ */
+/* -- one run --------------------------------------------------------------- */
 
 /* big private writable mappings of pid: sizes, resident, in huge pages */
 static void sample(pid_t pid, struct run *r)
@@ -323,14 +334,15 @@ static void drain(int out, int err, struct run *r, int *open_fds, int ms)
 
 	if (poll(pf, 2, ms) <= 0)
 		return;
-	if (pf[0].revents && (n = read(out, buf, sizeof(buf))) > 0) {
+	n = pf[0].revents ? read(out, buf, sizeof(buf)) : -1;
+	if (n > 0) {
 		r->out_bytes += n;
 		r->out_fnv = fnv(r->out_fnv, buf, n);
-	} else if (pf[0].revents) {
-		pf[0].fd = -1;
+	} else if (pf[0].revents) {	/* end of file */
 		*open_fds &= ~1;
 	}
-	if (pf[1].revents && (n = read(err, buf, sizeof(buf) - 1)) > 0) {
+	n = pf[1].revents ? read(err, buf, sizeof(buf) - 1) : -1;
+	if (n > 0) {
 		buf[n] = 0;
 		r->fallback |= !!strstr((char *)buf, "hugepreload:");
 		printf("realprog: xz stderr: %s", buf);
@@ -407,7 +419,7 @@ static int run_once(const char *b, const char *corpus, struct run *r)
 	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -1;
 }
 
-/* -- the loop and the protocol ---------------------------------------------- */
+/* -- the loop and the protocol --------------------------------------------- */
 
 static void emit(const char *b, int rep, const struct run *r)
 {
@@ -625,11 +637,14 @@ static void parse(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	const char *list[MAX_BACKINGS];
-	char corpus[PATH_MAX + 64], why[PATH_MAX + 64];
+	char why[PATH_MAX + 64];
 	int nb, rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse(argc, argv);
+	signal(SIGINT, cleanup_signal);
+	signal(SIGTERM, cleanup_signal);
+	signal(SIGHUP, cleanup_signal);
 	printf("@header realprog %s\n", COLUMNS);
 	printf("@meta realprog {\"program\": \"xz -%d -T1 -c (stdin: the "
 	       "corpus)\", \"corpus_bytes\": %zu, \"seed\": %llu, \"reps\": "
@@ -647,6 +662,7 @@ int main(int argc, char **argv)
 	rc = measure(list, nb, corpus);
 	emit_outcomes();
 	unlink(corpus);
+	corpus[0] = 0;
 	unmount_ours();
 	printf("@done realprog %d\n", rc);
 	return rc;

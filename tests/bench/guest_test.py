@@ -155,7 +155,7 @@ def check_realprog(t, run_dir, meta):
     status = (meta.get("other") or {}).get("realprog_backings") or {}
     bad = {b: v for b, v in status.items() if v.get("status") != "measured"}
     t.record("realprog: every backing measured", bool(status) and not bad,
-             str(bad or "no other.realprog_backings in meta.json"))
+             str(bad) if status else "no other.realprog_backings in meta.json")
 
 
 def check_probe(t, args):
