@@ -62,8 +62,8 @@ test-kernel-build: deps
 	@python3 tests/kbuild/incremental.py $(KERNEL_CONFIGS)
 
 # Cheap (a cpio of ~40 MB), so rebuilt whenever asked for.
-initramfs: kernel $(BENCH_BINS)
-	@kernel/initramfs/build.sh $(INITRAMFS) "$$(dirname "$$(readlink -f $(KERNEL))")/selftests" $(BENCH_BINS)
+initramfs: kernel $(BENCH_BINS) $(REALPROG) $(PRELOAD_SO)
+	@kernel/initramfs/build.sh $(INITRAMFS) "$$(dirname "$$(readlink -f $(KERNEL))")/selftests" $(BENCH_BINS) $(REALPROG) $(PRELOAD_SO)
 
 test: deps
 	@python3 tests/run.py --kernel $(KERNEL) --initrd $(INITRAMFS) --variant $(KERNEL_VARIANT) --make-args "DEBUG=$(DEBUG)"

@@ -64,20 +64,22 @@ $(BENCH_TOOLS): bench/benchtool.c $(BENCH_SRCS) $(BENCH_LIB_SRC) \
 	$(BENCH_CC) $(BENCH_CFLAGS) -Ibench -o $@ $< $(BENCH_SRCS) \
 		$(BENCH_LIB_SRC) -lm
 
+include bench/realprog/realprog.mk
+
 .PHONY: bench-bins bench-guest bench-native test-bench
-bench-bins: $(BENCH_BINS) $(BENCH_TOOLS)
+bench-bins: $(BENCH_BINS) $(BENCH_TOOLS) $(PRELOAD_SO) $(REALPROG)
 
 # KERNEL and INITRAMFS, when the top-level Makefile passes them, choose
 # what run-qemu.sh boots (its defaults otherwise).
-bench-guest: $(BENCH_BINS)
+bench-guest: $(BENCH_BINS) $(PRELOAD_SO) $(REALPROG)
 	python3 bench/run.py --mode guest --profile $(PROFILE) \
 		$(if $(KERNEL),--kernel $(KERNEL)) \
 		$(if $(INITRAMFS),--initrd $(INITRAMFS))
 
-bench-native: $(BENCH_BINS)
+bench-native: $(BENCH_BINS) $(PRELOAD_SO) $(REALPROG)
 	python3 bench/run.py --mode native --profile $(PROFILE)
 
-test-bench: $(BENCH_BINS) $(BENCH_TOOLS)
+test-bench: $(BENCH_BINS) $(BENCH_TOOLS) $(PRELOAD_SO) $(REALPROG)
 	python3 tests/bench/run_tests.py
 
 .DEFAULT_GOAL := $(bench_saved_goal)

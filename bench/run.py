@@ -57,6 +57,15 @@ QUICK_SIZES_GUEST = ["16K", "64K", "256K", "1M", "4M", "6M", "8M", "16M",
 QUICK_SIZES = ["16K", "64K", "192K", "256K", "320K", "1M", "4M", "6M", "8M",
                "10M", "32M", "64M", "96M", "128M", "160M", "256M"]
 
+# The real-program step (bench/realprog/realprog.c): xz -9 on a generated
+# corpus through hugepreload.so, one backing at a time.  xz -9 maps about
+# 680 MB in three large blocks whatever the corpus (it reads stdin), so the
+# 2 MB pool needs that much at once.  The guest's corpus is small: under
+# TCG xz -9 compresses about 200 KB/s (see results/README.md, realprog.csv).
+REALPROG = "realprog"
+REALPROG_POOL = 720 * MB
+REALPROG_BACKINGS = "off,none,thp,hugetlbfs,maphugetlb,devhugetlb"
+
 
 def size_bytes(s):
     mult = {"K": 1 << 10, "M": MB, "G": GB}
@@ -190,6 +199,7 @@ def tiny_profile():
         "mlp": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1",
                 "--hops", "16K"],
         "runner": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1"],
+        REALPROG: ["--corpus", "64K", "--reps", "1", "--sample-ms", "500"],
         "max_bytes": 8 * MB, "timeout": 600,
     }
 
@@ -211,6 +221,9 @@ def quick_profile(guest, c):
                 "--reps", "5", "--warmup", "1",
                 "--hops", "32K" if guest else "1M"],
         "runner": ["--sizes", stream_sizes, "--reps", "5", "--warmup", "1"],
+        # 512K: about 20 s of TCG for the six backings
+        REALPROG: ["--corpus", "512K", "--reps", "1", "--sample-ms", "1000"]
+        if guest else ["--corpus", "16M", "--reps", "3"],
         "max_bytes": (256 if guest else 1024) * MB,
         "timeout": 900,
     }
@@ -242,6 +255,8 @@ def full_profile(guest, mem_available):
                 "--reps", "7", "--warmup", "1", "--hops", "1M"],
         "runner": ["--min", "16K", "--max", str(top), "--reps", "5",
                    "--warmup", "1"],
+        REALPROG: ["--corpus", "2M", "--reps", "1", "--sample-ms", "1000"]
+        if guest else ["--corpus", "64M", "--reps", "5"],
         "max_bytes": top, "timeout": 7200,
     }
 
@@ -253,7 +268,8 @@ def size_pools(p, with_1g=True, together=None, mem_available=None):
     backing that draws on it at once (together: {pool_kb: count}), unless
     that would take over half the host's available memory: then one each,
     and the runner measures the sizes that do not fit backing by backing
-    (meta.json repetition_order says which).  The guest also needs the 4K
+    (meta.json repetition_order says which).  The real-program step needs
+    REALPROG_POOL of 2 MB pages at once, alone.  The guest also needs the 4K
     and THP working sets and room for the initramfs."""
     together = together or {}
     n2, n1 = together.get(2048, 1), together.get(KB_1G, 1)
@@ -263,7 +279,8 @@ def size_pools(p, with_1g=True, together=None, mem_available=None):
     if mem_available and n2 * pages * 2 * MB + n1 * pages_1g * GB > \
             mem_available // 2:
         n2, n1 = 1, min(n1, 1)
-    p["hugepages"] = n2 * pages + 8
+    realprog = -(-REALPROG_POOL // (2 * MB)) if p.get(REALPROG) else 0
+    p["hugepages"] = max(n2 * pages, realprog) + 8
     p["hugepages_1g"] = n1 * pages_1g
     mem = p["hugepages"] * 2 * MB + 2 * p["max_bytes"] + 768 * MB
     if p["hugepages_1g"]:
@@ -736,13 +753,30 @@ def bench_backings(p, bench, args, c):
         return c.backing_names()
     want = chosen.split(",")
     for b in want:
-        c.backing(b)            # an unknown name stops here, named
+        if b not in REALPROG_BACKINGS.split(","):
+            c.backing(b)        # an unknown name stops here, named
     return [b for b in c.backing_names() if b in want]
 
 
 def profile_args(p, bench):
     """The profile's arguments for bench, or the runner's own options."""
     return list(p.get(bench, p["runner"]))
+
+
+def binary(bench, c):
+    """The file name of bench's binary in build/bench (and the guest's
+    /usr/local/bin)."""
+    return REALPROG if bench == REALPROG else c.bench(bench)["binary"]
+
+
+def realprog_invocation(p, args):
+    """The real-program step: one invocation, every backing (it rotates
+    them per repetition itself, and skips what the kernel lacks)."""
+    want = REALPROG_BACKINGS.split(",")
+    if args.backings:
+        want = [b for b in want if b in args.backings.split(",")]
+    return (REALPROG, profile_args(p, REALPROG) +
+            ["--seed", str(args.seed), "--backings", ",".join(want)])
 
 
 def bench_args(p, bench, args, preset):
@@ -758,6 +792,9 @@ def invocations(p, args, preset, benches, c):
     than the last's."""
     out = []
     for i, bench in enumerate(benches):
+        if bench == REALPROG:
+            out.append(realprog_invocation(p, args))
+            continue
         out.append((bench, bench_args(p, bench, args, preset) + [
             "--backings", rotation(bench_backings(p, bench, args, c),
                                    args.rotate + i)]))
@@ -769,8 +806,10 @@ def parse_args(argv, c):
     ap.add_argument("--mode", choices=("guest", "native"), required=True)
     ap.add_argument("--profile", default="quick",
                     choices=("tiny", "quick", "full"))
-    ap.add_argument("--benches", default=",".join(c.bench_names()),
-                    help="comma list (default: %(default)s)")
+    ap.add_argument("--benches", default=",".join(c.bench_names() +
+                                                  [REALPROG]),
+                    help="comma list (default: %(default)s; realprog is "
+                    "the real-program step)")
     ap.add_argument("--backings", help="comma list (default: all)")
     ap.add_argument("--rotate", type=int, default=0,
                     help="start each benchmark's backings this many "
@@ -795,9 +834,11 @@ def parse_args(argv, c):
     args = ap.parse_args(argv)
     try:
         for b in args.benches.split(","):
-            c.bench(b)
+            if b != REALPROG:
+                c.bench(b)
         for b in (args.backings or "").split(",") if args.backings else []:
-            c.backing(b)
+            if b not in REALPROG_BACKINGS.split(","):
+                c.backing(b)
     except contract.ContractError as e:
         ap.error(str(e))
     return args
@@ -828,7 +869,7 @@ def guest_command(p, args, runs, c):
     initramfs has the binaries in /usr/local/bin."""
     script = "; ".join([GUEST_THP] + [
         "/usr/local/bin/%s %s; echo \"@exit %s $?\"" % (
-            os.path.basename(c.bench(bench)["binary"]),
+            os.path.basename(binary(bench, c)),
             " ".join(shlex.quote(x) for x in argv), bench)
         for bench, argv in runs])
     cmd = [args.run_qemu, "--hugepages", str(p["hugepages"])]
@@ -1010,8 +1051,10 @@ def main(argv=None):
     if args.sizes:
         override_sizes(p, args.sizes)
     runs = invocations(p, args, args.model, benches, c)
-    selected = {b for _, argv in runs
+    selected = {b for bench, argv in runs if bench != REALPROG
                 for b in argv[argv.index("--backings") + 1].split(",")}
+    if REALPROG not in benches:
+        p.pop(REALPROG, None)
     size_pools(p, with_1g=not args.no_1g and wants_1g(selected, c),
                together=together(runs, c), mem_available=mem_available())
 
@@ -1019,7 +1062,7 @@ def main(argv=None):
     if guest:
         cmds = [guest_command(p, args, runs, c)]
     else:
-        cmds = [[os.path.join(args.bindir, c.bench(b)["binary"])] + a
+        cmds = [[os.path.join(args.bindir, binary(b, c))] + a
                 for b, a in runs]
     if args.dry_run:
         for cmd in cmds:
@@ -1047,7 +1090,8 @@ def main(argv=None):
         if guest:
             rc = run_guest(res, cmds[0], pools)
         else:
-            rc = run_native(res, cmds, pools, p, needs_pools(selected, c))
+            rc = run_native(res, cmds, pools, p, needs_pools(selected, c) or
+                            REALPROG in benches)
         rc = check_exits(res, benches, rc)
         if rc:
             status = "failed"

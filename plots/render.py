@@ -467,6 +467,8 @@ def streamk_jobs(meta, streamk, notes):
 STRIDE_NOTE = ("stream.csv stride: best-case page-walk throughput with independent loads "
                "(one per 4 KB page); not latency (chase.csv) and not STREAM bandwidth "
                "(streamk.csv)")
+
+
 def faultscale_table(run):
     """faultscale.csv, or None when the contract in use (a pinned, older
     one) lists no faultscale benchmark."""
@@ -534,6 +536,71 @@ def faultscale_jobs(fs, timing, meta, notes):
         return []
     return [("faultscale", "faultscale.gp", fs, timing, " ".join(fs.backings()),
              faultscale_timing(meta), "", "")]
+
+
+REALPROG_ORDER = ("off", "none")
+
+
+def read_realprog(run):
+    """realprog.csv's rows (the real-program step), [] when absent."""
+    path = os.path.join(run, "realprog.csv")
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return [r for r in csv.DictReader(f) if r.get("backing")]
+
+
+def realprog_backings(rows):
+    """off and none first, then the contract's order."""
+    names = {r["backing"] for r in rows}
+    return [b for b in REALPROG_ORDER if b in names] + \
+        sorted(names - set(REALPROG_ORDER), key=order_key)
+
+
+def realprog_section(rows, meta):
+    """Medians over the runs of each backing; time against none (4 kB)."""
+    src = meta.get("timing_source")
+    kind = "hardware time" if contract.timing_is_hardware(src) else contract.timing_label(src)
+
+    # a run that fell back to normal pages is not a run of its backing
+    kept = [r for r in rows if r.get("fallback") != "1"]
+
+    def med(b, col):
+        vals = [fnum(r.get(col)) for r in kept if r["backing"] == b]
+        vals = [v for v in vals if v is not None]
+        return (statistics.median(vals), min(vals), max(vals)) if vals else (None, None, None)
+
+    base = med("none", "user_s")[0]
+    out = []
+    for b in realprog_backings(rows):
+        u, ulo, uhi = med(b, "user_s")
+        w, wlo, whi = med(b, "wall_s")
+        pk, pct = med(b, "page_kb")[0], med(b, "huge_pct")[0]
+        fb = sum(1 for r in rows if r["backing"] == b and r.get("fallback") == "1")
+        out.append([b, "n/a" if pk is None else f"{pk:.0f} kB, {pct or 0:.0f}% huge",
+                    str(sum(1 for r in kept if r["backing"] == b)),
+                    f"{fmt_num(u, 's')} ({fmt_num(ulo)}..{fmt_num(uhi)})",
+                    f"{u / base:.3f}x" if u is not None and base else "n/a",
+                    f"{fmt_num(w, 's')} ({fmt_num(wlo)}..{fmt_num(whi)})",
+                    fmt_num(med(b, "minflt")[0]), str(fb)])
+    prog = rows[0].get("program", "xz") if rows else "xz"
+    corpus = fmt_bytes(fnum(rows[0].get("corpus_bytes")) or 0) if rows else "?"
+    return (f"Real program: {prog} on a {corpus} corpus through hugepreload.so ({kind})",
+            "realprog.csv: medians over the runs (min..max), leaving out runs that fell back "
+            "to normal pages (counted under 'fell back'); user_s and minflt from wait4's "
+            "rusage, wall_s from CLOCK_MONOTONIC; pages from the program's smaps; "
+            "user vs none = user_s / none's user_s",
+            ["backing", "pages", "runs", "user_s", "user vs none", "wall_s", "minflt",
+             "fell back"], out)
+
+
+def realprog_job(run, rows, timing):
+    """The realprog figure's job, drawn from realprog.csv."""
+    table = argparse.Namespace(path=os.path.join(run, "realprog.csv"))
+    title = "%s, %s corpus, through hugepreload.so" % (
+        rows[0].get("program", "xz"), fmt_bytes(fnum(rows[0].get("corpus_bytes")) or 0))
+    return ("realprog", "realprog.gp", table, timing,
+            " ".join(realprog_backings(rows)), title, "", "")
 
 
 def summary_lead(meta):
@@ -630,6 +697,9 @@ FIGURE_TEXT = {
                   "(faultscale.csv).",
     "mlp": "Parallel pointer chase: ns per access against the number of independent chains "
            "in flight, at the largest working set, bars from ns_min to ns_max (mlp.csv).",
+    "realprog": "A real program (xz -9) on each backing through hugepreload.so: user CPU time, "
+                "wall time and page faults per run, with the pages its smaps showed "
+                "(realprog.csv).",
 }
 
 
@@ -802,9 +872,14 @@ def main(argv=None):
     fs = faultscale_table(run)
     jobs += faultscale_jobs(fs, timing, meta, notes)
     mlp_jobs, mlp_sections = mlp_parts(run, meta, timing, notes)
+    rp_rows = read_realprog(run)
+    if rp_rows:
+        jobs.append(realprog_job(run, rp_rows, timing))
     figures, failed, noisy = draw(run, caption, jobs + mlp_jobs, notes)
     sections = (headlines(tables[0], tables[2], meta) + streamk_sections(streamk, meta)
                 + mlp_sections + faultscale_sections(fs, meta))
+    if rp_rows:
+        sections.append(realprog_section(rp_rows, meta))
     write_index(run, meta, meta_problem, caption, timing, sections, figures, notes)
     print(text_summary(run, caption, summary_lead(meta), sections, figures, notes))
     print(f"index: {os.path.join(run, 'index.html')}")

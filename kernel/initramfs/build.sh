@@ -2,7 +2,9 @@
 # Build the guest's initramfs: an uncompressed cpio archive (nothing to
 # decompress under TCG) holding busybox, our /init, the kselftests built
 # from the patched tree, the project's static benchmark binaries and
-# Debian's perf with the shared libraries it needs.
+# Debian's perf and xz with the shared libraries they need (xz is the real
+# program bench/realprog runs, under the hugepreload.so given here, which
+# goes to /usr/local/lib).
 #
 #   kernel/initramfs/build.sh OUT SELFTEST_DIR [BENCH_BIN...]
 set -euo pipefail
@@ -14,7 +16,8 @@ shift 2
 
 busybox=/bin/busybox
 perf=/usr/bin/perf
-for f in "$busybox" "$perf"; do
+xz=/usr/bin/xz
+for f in "$busybox" "$perf" "$xz"; do
 	if [ ! -x "$f" ]; then
 		echo "initramfs: $f is missing: run 'make deps'" >&2
 		exit 1
@@ -27,19 +30,23 @@ fi
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/initramfs.XXXXXX")
 trap 'rm -rf "$root"' EXIT
-mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,root,usr/bin,usr/local/bin,selftests,job,add}
+mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,root,usr/bin,usr/local/bin,usr/local/lib,selftests,job,add}
 cp "$busybox" "$root/bin/busybox"
 install -m 0755 "$here/init" "$root/init"
 install -m 0755 "$here/run-selftests" "$root/bin/run-selftests"
 cp "$selftests"/* "$root/selftests/"
 for b in "$@"; do
-	cp "$b" "$root/usr/local/bin/"
+	case "$b" in
+	*.so) cp "$b" "$root/usr/local/lib/" ;;
+	*) cp "$b" "$root/usr/local/bin/" ;;
+	esac
 done
 
-# perf is dynamically linked: copy it with every library ldd names, at the
-# same paths, plus the loader.
+# perf and xz are dynamically linked: copy them with every library ldd
+# names, at the same paths, plus the loader.
 cp "$perf" "$root/usr/bin/perf"
-ldd "$perf" | grep -oE '/[^ ]+' | sort -u | while read -r lib; do
+cp "$xz" "$root/usr/bin/xz"
+ldd "$perf" "$xz" | grep -v ':$' | grep -oE '/[^ ]+' | sort -u | while read -r lib; do
 	mkdir -p "$root$(dirname "$lib")"
 	cp -L "$lib" "$root$lib"
 done

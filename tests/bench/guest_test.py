@@ -8,12 +8,17 @@ the run completed; meta.json has every required key and says where its
 time came from; every backing of the contract was measured with the page
 size it promises (smaps-verified in the guest), 1 GB ones included; and
 every backing has the same points as every other, at the working-set sizes
-the tiny profile asks for, each row with that page size.
+the tiny profile asks for, each row with that page size.  The real-program
+step ran xz under hugepreload.so on every backing, /dev/hugetlb included,
+on 2 MB pages where promised and with the same output everywhere; and in a
+second boot tests/bench/preload_probe.c checks the library's malloc, mmap,
+munmap and mremap on /dev/hugetlb.
 """
 import argparse
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -138,6 +143,70 @@ def check_backings(t, meta, rows, c):
                      got == tiny_sizes(bench), str(sorted(got)))
 
 
+def check_realprog(t, run_dir, meta):
+    """realprog.csv: xz through hugepreload.so on every backing."""
+    try:
+        with open(os.path.join(run_dir, "realprog.csv")) as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        t.record("realprog.csv exists", False, str(e))
+        return
+    want = load_run_module().REALPROG_BACKINGS.split(",")
+    got = {r["backing"]: r for r in rows}
+    t.record("realprog: a row for every backing", sorted(got) == sorted(want),
+             str(sorted(got)))
+    for b in ("hugetlbfs", "maphugetlb", "devhugetlb"):
+        r = got.get(b, {})
+        t.record("realprog %s: xz's big mappings on 2048 kB pages, no "
+                 "fallback" % b,
+                 r.get("page_kb") == "2048" and r.get("fallback") == "0" and
+                 r.get("huge_pct") == "100.0", str(r)[:300])
+    t.record("realprog: xz wrote the same bytes on every backing",
+             len({(r["out_bytes"], r["out_fnv"]) for r in rows}) == 1)
+    status = (meta.get("other") or {}).get("realprog_backings") or {}
+    bad = {b: v for b, v in status.items() if v.get("status") != "measured"}
+    t.record("realprog: every backing measured", bool(status) and not bad,
+             str(bad) if status else "no other.realprog_backings in meta.json")
+
+
+def check_probe(t, args):
+    """tests/bench/preload_probe.c under hugepreload.so on /dev/hugetlb."""
+    probe = os.path.join(OUT, "preload_probe")
+    r = subprocess.run(["gcc", "-O2", "-o", probe,
+                        os.path.join(ROOT, "tests", "bench", "preload_probe.c"),
+                        "-lpthread"], capture_output=True, text=True)
+    t.record("preload_probe builds", r.returncode == 0, r.stderr[-500:])
+    if r.returncode:
+        return
+    cmd = [os.path.join(ROOT, "run-qemu.sh"), "--hugepages", "64",
+           "--timeout", "300", "--add", probe]
+    cmd += ["--kernel", args.kernel] if args.kernel else []
+    cmd += ["--initrd", args.initrd] if args.initrd else []
+    cmd += ["--", "sh", "-c", "LD_PRELOAD=/usr/local/lib/hugepreload.so "
+            "HUGEPRELOAD_BACKING=devhugetlb preload_probe"]
+    print("guest_test: " + " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
+                       timeout=600)
+    out = p.stdout
+    t.record("preload_probe on /dev/hugetlb exits 0", p.returncode == 0,
+             (out + p.stderr)[-800:])
+    for m in re.finditer(r"(?m)^(not )?ok ([^:\n]+)", out):
+        t.record("preload_probe on /dev/hugetlb: " + m.group(2),
+                 not m.group(1), m.group(0))
+    facts = {l.split()[0]: dict(re.findall(r"(\w+)=(-?\d+)", l))
+             for l in out.splitlines() if re.match(r"\w+ \w+=", l)}
+    for name in ("malloc8M", "realloc4M", "mmap3M", "mremap6M"):
+        t.record("preload_probe on /dev/hugetlb: %s on 2048 kB pages" % name,
+                 facts.get(name, {}).get("kernel_page_kb") == "2048",
+                 str(facts.get(name)))
+    t.record("preload_probe on /dev/hugetlb: munmap off a 2 MB boundary is "
+             "EINVAL", facts.get("munmap_unaligned") ==
+             {"rc": "-1", "errno": "22"}, str(facts.get("munmap_unaligned")))
+    t.record("preload_probe on /dev/hugetlb: munmap takes the rounding slack",
+             facts.get("munmap_slack") == {"mapped": "0"},
+             str(facts.get("munmap_slack")))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernel")
@@ -161,6 +230,8 @@ def main():
     check_backings(t, meta, rows, c)
     nums = [float(r["ns_per_access"]) for r in rows.get("chase", [])]
     t.record("chase latencies positive", bool(nums) and min(nums) > 0)
+    check_realprog(t, run_dir, meta)
+    check_probe(t, args)
     return t.summary()
 
 

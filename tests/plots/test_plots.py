@@ -473,6 +473,56 @@ class StreamK(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(run, "streamk.svg")))
 
 
+class RealProg(unittest.TestCase):
+    """realprog.csv (the real-program step) beside the tcg fixture's CSVs:
+    its figure and summary section; fixture-realprog/realprog.csv has three
+    runs each of off, none, thp and maphugetlb, and a fourth maphugetlb run
+    that fell back to normal pages."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="plots-realprog-")
+        cls.rundir = os.path.join(cls.tmp, "tcg")
+        shutil.copytree(os.path.join(FIXTURE, "tcg"), cls.rundir)
+        shutil.copy(os.path.join(HERE, "fixture-realprog", "realprog.csv"), cls.rundir)
+        cls.rc, cls.out, cls.err = render(cls.rundir, "--strict")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_drawn_silently(self):
+        self.assertEqual((self.rc, self.err), (0, ""), self.out)
+        self.assertIn("realprog", self.out.split("figures: ")[1].splitlines()[0])
+        ET.parse(os.path.join(self.rundir, "realprog.svg"))
+        text = svg_text(os.path.join(self.rundir, "realprog.svg"))
+        self.assertIn("2048 kB, 100% huge", text)
+        self.assertIn("4 kB, 0% huge", text)
+        self.assertIn(TCG_NOTE, text)
+
+    def test_summary_medians(self):
+        lines = self.out.splitlines()
+        i = next(n for n, l in enumerate(lines) if l.startswith("Real program: xz -9 -T1"))
+        self.assertIn("16 MiB corpus", lines[i])
+        self.assertIn(TCG_NOTE, lines[i])
+        rows = {l.split()[0]: l for l in lines[i + 2:i + 6]}
+        self.assertEqual(list(rows), ["off", "none", "thp", "maphugetlb"])
+        # none's user_s runs 16.404, 16.8, 16.2: median 16.4; thp's 14.0
+        self.assertRegex(rows["none"], r"16\.4 s \(16\.2\.\.16\.8\) +1\.000x")
+        self.assertRegex(rows["thp"], r"2048 kB, 100% huge +3 +14\.0 s .* 0\.854x")
+        # its fourth run fell back to 4 kB pages: counted, not in the medians
+        self.assertRegex(rows["maphugetlb"],
+                         r"2048 kB, 100% huge +3 +13\.8 s \(13\.7\.\.13\.9\) .* 1$")
+
+    def test_absent_without_csv(self):
+        run = os.path.join(self.tmp, "kvm")
+        shutil.copytree(os.path.join(FIXTURE, "kvm"), run)
+        rc, out, err = render(run)
+        self.assertEqual(rc, 0, out + err)
+        self.assertNotIn("Real program", out)
+        self.assertFalse(os.path.exists(os.path.join(run, "realprog.svg")))
+
+
 def main():
     loader = unittest.defaultTestLoader
     suite = loader.loadTestsFromModule(sys.modules[__name__])

@@ -1,0 +1,669 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * realprog.c - a real, unmodified program on each backing: Debian's xz
+ * compressing a generated corpus, its large allocations placed by
+ * hugepreload.so (bench/realprog/hugepreload.c).
+ *
+ *   realprog [--backings LIST] [--reps N] [--corpus SIZE] [--seed N]
+ *            [--level N] [--preload PATH] [--xz PATH] [--dir DIR]
+ *            [--sample-ms N]
+ *
+ * Why xz: "xz -9" keeps a 64 MB dictionary, a binary-tree match finder of
+ * 512 MB and a 64 MB hash (about 700 MB, allocated at start whatever the
+ * input's size, since the input comes on stdin) and walks them at random:
+ * the reason SPEC CPU2017 took xz as a TLB-sensitive test.  -T1 keeps it
+ * to one thread.
+ *
+ * The corpus is text-like and seeded (words of a fixed random vocabulary,
+ * drawn with Zipf-like frequencies), so every run and every machine
+ * compresses the same bytes.  Backings: "off" (no preload: the program as
+ * it is), then hugepreload's own (none, thp, hugetlbfs, maphugetlb,
+ * devhugetlb).  Repetitions are interleaved (rep 1 of every backing, then
+ * rep 2, ...; each rep starting one backing further), so that drift
+ * favours none.
+ *
+ * Per run: wall time (CLOCK_MONOTONIC around fork .. wait4), user and
+ * system time and faults (wait4's rusage), the page sizes the program got
+ * (its /proc/PID/smaps sampled every 5 ms at first, then at intervals
+ * doubling up to --sample-ms; the sample with the most resident memory in
+ * big mappings is kept), whether hugepreload fell back
+ * (its stderr line), and the size and FNV-1a hash of the output, which
+ * must be the same on every backing.  One "@row realprog" per run; the
+ * columns are in results/README.md.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define COLUMNS "backing,rep,page_kb,huge_pct,wall_s,user_s,sys_s,minflt," \
+		"majflt,maxrss_kb,big_kb,resident_kb,huge_kb,fallback," \
+		"out_bytes,out_fnv,corpus_bytes,program"
+#define MIN_BIG (1UL << 20)	/* a "big" mapping; hugepreload's default */
+#define MAX_BACKINGS 16
+
+static const char *const all_backings[] = {
+	"off", "none", "thp", "hugetlbfs", "maphugetlb", "devhugetlb",
+};
+
+static struct {
+	char backings[256];
+	int reps;
+	size_t corpus;
+	uint64_t seed;
+	int level;
+	char preload[PATH_MAX];
+	const char *xz;
+	const char *dir;
+	int sample_ms;
+} opt = { "", 3, 16 << 20, 1, 9, "", "/usr/bin/xz", "/tmp", 200 };
+
+/* one run's measurements */
+struct run {
+	double wall_s, user_s, sys_s;
+	long minflt, majflt, maxrss_kb;
+	unsigned long big_kb, resident_kb, huge_kb, page_kb;
+	int fallback;
+	unsigned long long out_bytes;
+	uint64_t out_fnv;
+};
+
+static char made_mount[64];
+static char corpus[PATH_MAX + 64];	/* the corpus file, while it exists */
+
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* -- the corpus ----------------------------------------------------------- */
+
+#define VOCAB 16384
+
+/*
+ * Words of 2..11 letters from a seeded vocabulary; word i is drawn with
+ * weight about 1/(i+1) (Zipf), sentences of 4..19 words, a line each.
+ * Compressible like prose (xz -9 gets about 3.5:1), not trivially.
+ */
+static int write_corpus(const char *path, char *why, size_t n)
+{
+	static char words[VOCAB][12];
+	static double cum[VOCAB];
+	uint64_t s = opt.seed;
+	double total = 0;
+	size_t i, len, done = 0;
+	char *buf = malloc(opt.corpus + 64);
+	FILE *f;
+
+	for (i = 0; i < VOCAB; i++) {
+		len = 2 + mix64(++s) % 10;
+		for (size_t k = 0; k < len; k++)
+			words[i][k] = 'a' + mix64(++s) % 26;
+		total += 1.0 / (i + 1);
+		cum[i] = total;
+	}
+	while (buf && done < opt.corpus) {
+		int nw = 4 + mix64(++s) % 16;
+
+		for (int w = 0; w < nw && done < opt.corpus; w++) {
+			double u = (mix64(++s) >> 11) * 0x1p-53 * total;
+			size_t lo = 0, hi = VOCAB - 1;
+
+			while (lo < hi) {	/* first cum[] >= u */
+				size_t mid = (lo + hi) / 2;
+
+				if (cum[mid] < u)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			done += sprintf(buf + done, "%s%s", w ? " " : "",
+					words[lo]);
+		}
+		done += sprintf(buf + done, ".\n");
+	}
+	f = buf ? fopen(path, "w") : NULL;
+	if (!f || fwrite(buf, 1, opt.corpus, f) != opt.corpus || fclose(f)) {
+		snprintf(why, n, "cannot write the corpus %.200s: %s", path,
+			 strerror(errno));
+		free(buf);
+		return -1;
+	}
+	free(buf);
+	return 0;
+}
+
+/* -- backings -------------------------------------------------------------- */
+
+static long read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static int have_hugetlbfs_mount(void)
+{
+	char dir[256], type[64], opts[512];
+	FILE *f = fopen("/proc/mounts", "r");
+	int found = 0;
+
+	while (f && fscanf(f, "%*s %255s %63s %511s %*d %*d", dir, type,
+			   opts) == 3)
+		found |= !strcmp(type, "hugetlbfs") &&
+			 (!strstr(opts, "pagesize=") ||
+			  strstr(opts, "pagesize=2M") ||
+			  strstr(opts, "pagesize=2048k"));
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static void unmount_ours(void)
+{
+	if (made_mount[0] && !umount2(made_mount, MNT_DETACH))
+		rmdir(made_mount);
+	made_mount[0] = 0;
+}
+
+/* a signal that ends us takes the corpus and the mount with it */
+static void cleanup_signal(int sig)
+{
+	if (corpus[0])
+		unlink(corpus);
+	unmount_ours();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* 0 if backing b can run here, else -1 and why (a skip) */
+static int available(const char *b, char *why, size_t n)
+{
+	int hugetlb = !strcmp(b, "hugetlbfs") || !strcmp(b, "maphugetlb") ||
+		      !strcmp(b, "devhugetlb");
+
+	if (hugetlb && read_long("/sys/kernel/mm/hugepages/hugepages-2048kB/"
+				 "nr_hugepages") <= 0) {
+		snprintf(why, n, "no 2048 kB huge pages preallocated");
+		return -1;
+	}
+	if (!strcmp(b, "devhugetlb") && access("/dev/hugetlb", F_OK)) {
+		snprintf(why, n, "/dev/hugetlb does not exist on this kernel");
+		return -1;
+	}
+	if (!strcmp(b, "thp") &&
+	    access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK)) {
+		snprintf(why, n, "kernel has no transparent huge pages");
+		return -1;
+	}
+	if (!strcmp(b, "hugetlbfs") && !have_hugetlbfs_mount()) {
+		snprintf(made_mount, sizeof(made_mount),
+			 "/tmp/realprog-hugetlbfs-XXXXXX");
+		if (!mkdtemp(made_mount) || mount("none", made_mount,
+						  "hugetlbfs", 0,
+						  "pagesize=2M")) {
+			snprintf(why, n, "no hugetlbfs mount and mounting one "
+				 "failed: %s", strerror(errno));
+			made_mount[0] = 0;
+			return -1;
+		}
+		atexit(unmount_ours);
+	}
+	return 0;
+}
+
+/*
+ * What became of each backing, printed once at the end as "@meta
+ * realprog_backings" (meta.json other.realprog_backings): apart from the
+ * benchmarks' "@meta backing", whose verified page size a thp run that got
+ * few huge pages must not overwrite.
+ */
+static struct outcome {
+	const char *name, *status;
+	char reason[256];
+	unsigned long page_kb;
+} outcomes[MAX_BACKINGS];
+static int noutcomes;
+
+static void record(const char *b, const char *status, const char *why,
+		   unsigned long page_kb)
+{
+	struct outcome *o = outcomes;
+
+	while (o < outcomes + noutcomes && strcmp(o->name, b))
+		o++;
+	if (o == outcomes + noutcomes)
+		noutcomes++;
+	else if (!strcmp(o->status, "failed"))
+		return;		/* a failure in any repetition stays */
+	o->name = b;
+	o->status = status;
+	snprintf(o->reason, sizeof(o->reason), "%s", why);
+	o->page_kb = page_kb;
+}
+
+static void emit_outcomes(void)
+{
+	int i;
+
+	printf("@meta realprog_backings {");
+	for (i = 0; i < noutcomes; i++)
+		printf("%s\"%s\": {\"status\": \"%s\", \"reason\": \"%s\", "
+		       "\"page_kb\": %lu}", i ? ", " : "", outcomes[i].name,
+		       outcomes[i].status, outcomes[i].reason,
+		       outcomes[i].page_kb);
+	printf("}\n");
+}
+
+/* -- one run --------------------------------------------------------------- */
+
+/* big private writable mappings of pid: sizes, resident, in huge pages */
+static void sample(pid_t pid, struct run *r)
+{
+	char path[64], line[512], perms[8];
+	unsigned long s, e, v, big = 0, res = 0, huge = 0, kps = 4, hkps = 0;
+	int in = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %7s", &s, &e, perms) == 3 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = e - s >= MIN_BIG && !strcmp(perms, "rw-p");
+			big += in ? (e - s) >> 10 : 0;
+		} else if (!in) {
+			continue;
+		} else if (sscanf(line, "KernelPageSize: %lu", &v) == 1) {
+			kps = v;
+		} else if (sscanf(line, "Rss: %lu", &v) == 1) {
+			res += v;
+		} else if (sscanf(line, "AnonHugePages: %lu", &v) == 1) {
+			huge += v;
+		} else if (sscanf(line, "Private_Hugetlb: %lu", &v) == 1) {
+			/* hugetlb pages are not in Rss */
+			res += v;
+			huge += v;
+			hkps = v && kps > hkps ? kps : hkps;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (!res || res < r->resident_kb)
+		return;
+	r->big_kb = big;
+	r->resident_kb = res;
+	r->huge_kb = huge;
+	/* the page size that holds most of what it touched */
+	r->page_kb = 2 * huge < res ? 4 : hkps ? hkps : 2048;
+}
+
+static uint64_t fnv(uint64_t h, const unsigned char *p, ssize_t n)
+{
+	while (n-- > 0)
+		h = (h ^ *p++) * 0x100000001b3ULL;
+	return h;
+}
+
+/* reads the child's stdout (counted, hashed) and stderr (echoed) */
+static void drain(int out, int err, struct run *r, int *open_fds, int ms)
+{
+	unsigned char buf[65536];
+	struct pollfd pf[2] = { { out, POLLIN, 0 }, { err, POLLIN, 0 } };
+	ssize_t n;
+
+	if (poll(pf, 2, ms) <= 0)
+		return;
+	n = pf[0].revents ? read(out, buf, sizeof(buf)) : -1;
+	if (n > 0) {
+		r->out_bytes += n;
+		r->out_fnv = fnv(r->out_fnv, buf, n);
+	} else if (pf[0].revents) {	/* end of file */
+		*open_fds &= ~1;
+	}
+	n = pf[1].revents ? read(err, buf, sizeof(buf) - 1) : -1;
+	if (n > 0) {
+		buf[n] = 0;
+		r->fallback |= !!strstr((char *)buf, "hugepreload:");
+		printf("realprog: xz stderr: %s", buf);
+	} else if (pf[1].revents) {
+		*open_fds &= ~2;
+	}
+}
+
+static void child(const char *b, const char *corpus, int out[2], int err[2])
+{
+	char level[8];
+	int in = open(corpus, O_RDONLY);
+
+	if (in < 0 || dup2(in, 0) < 0 || dup2(out[1], 1) < 0 ||
+	    dup2(err[1], 2) < 0)
+		_exit(126);
+	close(out[0]);
+	close(err[0]);
+	if (strcmp(b, "off")) {
+		setenv("LD_PRELOAD", opt.preload, 1);
+		setenv("HUGEPRELOAD_BACKING", b, 1);
+	}
+	snprintf(level, sizeof(level), "-%d", opt.level);
+	execl(opt.xz, opt.xz, level, "-T1", "-c", (char *)NULL);
+	_exit(127);
+}
+
+static double ms_between(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1e3 + (b->tv_nsec - a->tv_nsec) * 1e-6;
+}
+
+static int run_once(const char *b, const char *corpus, struct run *r)
+{
+	int out[2], err[2], st = 0, fds = 3, every = 5;
+	struct timespec t0, t1, t_sample = { 0, 0 };
+	struct rusage ru;
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	r->out_fnv = 0xcbf29ce484222325ULL;
+	if (pipe(out) || pipe(err))
+		return -1;
+	fflush(stdout);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid)
+		child(b, corpus, out, err);
+	close(out[1]);
+	close(err[1]);
+	/* every 5 ms at first, then less often, to catch short runs */
+	while (fds) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (ms_between(&t_sample, &t1) >= every) {
+			sample(pid, r);
+			t_sample = t1;
+			every = every * 2 < opt.sample_ms ? every * 2 :
+				opt.sample_ms;
+		}
+		drain(out[0], err[0], r, &fds, every);
+	}
+	wait4(pid, &st, 0, &ru);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	close(out[0]);
+	close(err[0]);
+	r->wall_s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	r->user_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6;
+	r->sys_s = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+	r->minflt = ru.ru_minflt;
+	r->majflt = ru.ru_majflt;
+	r->maxrss_kb = ru.ru_maxrss;
+	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -1;
+}
+
+/* -- the loop and the protocol --------------------------------------------- */
+
+static void emit(const char *b, int rep, const struct run *r)
+{
+	printf("@row realprog %s,%d,%lu,%.1f,%.3f,%.3f,%.3f,%ld,%ld,%ld,%lu,"
+	       "%lu,%lu,%d,%llu,%016llx,%zu,xz -%d -T1\n", b, rep, r->page_kb,
+	       r->resident_kb ? 100.0 * r->huge_kb / r->resident_kb : 0.0,
+	       r->wall_s, r->user_s, r->sys_s, r->minflt, r->majflt,
+	       r->maxrss_kb, r->big_kb, r->resident_kb, r->huge_kb,
+	       r->fallback, r->out_bytes, (unsigned long long)r->out_fnv,
+	       opt.corpus, opt.level);
+	fflush(stdout);
+}
+
+/* the backings that can run, in the order of all_backings */
+static int pick(const char *list[])
+{
+	char why[256], copy[sizeof(opt.backings) + 2], needle[32], *tok, *save;
+	int n = 0;
+	size_t i;
+
+	snprintf(copy, sizeof(copy), "%s", opt.backings);
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < sizeof(all_backings) / sizeof(*all_backings);
+		     i++)
+			if (!strcmp(tok, all_backings[i]))
+				break;
+		if (i == sizeof(all_backings) / sizeof(*all_backings)) {
+			fprintf(stderr, "realprog: unknown backing '%s': use "
+				"off, none, thp, hugetlbfs, maphugetlb, "
+				"devhugetlb\n", tok);
+			exit(2);
+		}
+	}
+	for (i = 0; i < sizeof(all_backings) / sizeof(*all_backings); i++) {
+		const char *b = all_backings[i];
+
+		snprintf(copy, sizeof(copy), ",%s,", opt.backings);
+		snprintf(needle, sizeof(needle), ",%s,", b);
+		if (opt.backings[0] && !strstr(copy, needle))
+			continue;
+		if (available(b, why, sizeof(why))) {
+			record(b, "skipped", why, 0);
+			continue;
+		}
+		list[n++] = b;
+	}
+	return n;
+}
+
+/*
+ * A backing whose pages were not what it promises fails, saying why;
+ * except thp, whose rows record what the kernel gave (page_kb, huge_pct).
+ */
+static int verify(const char *b, const struct run *r, char *why, size_t n)
+{
+	unsigned long want = strcmp(b, "off") && strcmp(b, "none") ? 2048 : 4;
+
+	if (r->fallback)
+		snprintf(why, n, "hugepreload fell back to normal pages "
+			 "(pool too small?)");
+	else if (!r->page_kb)
+		snprintf(why, n, "no smaps sample caught its big mappings "
+			 "resident: the run was too short");
+	else if (r->page_kb != want)
+		snprintf(why, n, "promised %lu kB pages, smaps showed most of "
+			 "its big mappings on %lu kB", want, r->page_kb);
+	else
+		return 0;
+	/* THP is advice, not a promise: the row says what it got */
+	if (!strcmp(b, "thp") && r->page_kb) {
+		printf("realprog: thp: %s\n", why);
+		return 0;
+	}
+	return -1;
+}
+
+static int measure(const char *list[], int nb, const char *corpus)
+{
+	int failed[MAX_BACKINGS] = { 0 }, rc = 0, rep, i;
+	struct run r, first = { 0 };
+	char why[256] = "";
+
+	for (rep = 0; rep < opt.reps; rep++) {
+		for (i = 0; i < nb; i++) {
+			const char *b = list[(i + rep) % nb];
+			int k = (i + rep) % nb;
+
+			printf("realprog: %s rep %d\n", b, rep + 1);
+			if (run_once(b, corpus, &r)) {
+				record(b, "failed", "xz failed", 0);
+				printf("@error realprog %s: xz exited with an "
+				       "error\n", b);
+				failed[k] = rc = 2;
+				continue;
+			}
+			if (!first.out_bytes)
+				first = r;
+			if (r.out_bytes != first.out_bytes ||
+			    r.out_fnv != first.out_fnv)
+				snprintf(why, sizeof(why), "xz wrote other "
+					 "bytes than on %s", list[0]);
+			if (r.out_fnv != first.out_fnv ||
+			    verify(b, &r, why, sizeof(why))) {
+				printf("@error realprog %s: %s\n", b, why);
+				failed[k] = rc = 2;
+			}
+			emit(b, rep + 1, &r);
+			record(b, failed[k] ? "failed" : "measured",
+			       failed[k] ? why : "", r.page_kb);
+		}
+	}
+	return rc;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: realprog [--backings LIST] [--reps N] "
+		"[--corpus SIZE] [--seed N] [--level 0-9] [--preload PATH] "
+		"[--xz PATH] [--dir DIR] [--sample-ms N]\n"
+		"  backings: off,none,thp,hugetlbfs,maphugetlb,devhugetlb "
+		"(default: all that this kernel has)\n");
+	exit(2);
+}
+
+static size_t parse_size(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	switch (*end) {
+	case 'G': v *= 1 << 30; end++; break;
+	case 'M': v *= 1 << 20; end++; break;
+	case 'K': v *= 1 << 10; end++; break;
+	}
+	if (*end || v < 4096) {
+		fprintf(stderr, "realprog: bad size '%s': give at least 4096 "
+			"bytes, optionally with K, M or G\n", s);
+		exit(2);
+	}
+	return (size_t)v;
+}
+
+/* the preload next to this binary, or in /usr/local/lib (the guest) */
+static void default_preload(void)
+{
+	char self[PATH_MAX - 32];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n > 0) {
+		self[n] = 0;
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = 0;
+			snprintf(opt.preload, sizeof(opt.preload),
+				 "%s/hugepreload.so", self);
+			if (!access(opt.preload, R_OK))
+				return;
+		}
+	}
+	snprintf(opt.preload, sizeof(opt.preload),
+		 "/usr/local/lib/hugepreload.so");
+}
+
+static void parse(int argc, char **argv)
+{
+	int i;
+
+	default_preload();
+	for (i = 1; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!v)
+			usage();
+		i++;
+		if (!strcmp(o, "--backings"))
+			snprintf(opt.backings, sizeof(opt.backings), "%s", v);
+		else if (!strcmp(o, "--reps"))
+			opt.reps = atoi(v);
+		else if (!strcmp(o, "--corpus"))
+			opt.corpus = parse_size(v);
+		else if (!strcmp(o, "--seed"))
+			opt.seed = strtoull(v, NULL, 0);
+		else if (!strcmp(o, "--level"))
+			opt.level = atoi(v);
+		else if (!strcmp(o, "--preload"))
+			snprintf(opt.preload, sizeof(opt.preload), "%s", v);
+		else if (!strcmp(o, "--xz"))
+			opt.xz = v;
+		else if (!strcmp(o, "--dir"))
+			opt.dir = v;
+		else if (!strcmp(o, "--sample-ms"))
+			opt.sample_ms = atoi(v);
+		else
+			usage();
+	}
+	if (opt.reps < 1 || opt.level < 0 || opt.level > 9 ||
+	    opt.sample_ms < 1)
+		usage();
+	/* Debian's, by path: the guest's PATH finds busybox's xz first */
+	if (access(opt.xz, X_OK)) {
+		fprintf(stderr, "realprog: no xz at %s: install xz-utils "
+			"(make deps) or give --xz\n", opt.xz);
+		exit(2);
+	}
+	if (access(opt.preload, R_OK)) {
+		fprintf(stderr, "realprog: no preload library at %s: build it "
+			"(make build/bench/hugepreload.so) or give --preload\n",
+			opt.preload);
+		exit(2);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *list[MAX_BACKINGS];
+	char why[PATH_MAX + 64];
+	int nb, rc;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	parse(argc, argv);
+	signal(SIGINT, cleanup_signal);
+	signal(SIGTERM, cleanup_signal);
+	signal(SIGHUP, cleanup_signal);
+	printf("@header realprog %s\n", COLUMNS);
+	printf("@meta realprog {\"program\": \"xz -%d -T1 -c (stdin: the "
+	       "corpus)\", \"corpus_bytes\": %zu, \"seed\": %llu, \"reps\": "
+	       "%d, \"sample_ms\": %d, \"preload\": \"%s\"}\n", opt.level,
+	       opt.corpus, (unsigned long long)opt.seed, opt.reps,
+	       opt.sample_ms, opt.preload);
+	nb = pick(list);
+	snprintf(corpus, sizeof(corpus), "%s/realprog-corpus-%d", opt.dir,
+		 (int)getpid());
+	if (write_corpus(corpus, why, sizeof(why))) {
+		printf("@error realprog %s\n", why);
+		printf("@done realprog 2\n");
+		return 2;
+	}
+	rc = measure(list, nb, corpus);
+	emit_outcomes();
+	unlink(corpus);
+	corpus[0] = 0;
+	unmount_ours();
+	printf("@done realprog %d\n", rc);
+	return rc;
+}

@@ -1,0 +1,25 @@
+# SPDX-License-Identifier: GPL-2.0
+# bench/realprog/realprog.mk - a real program on every backing; included by
+# bench/bench.mk.
+#
+#   build/bench/hugepreload.so  the LD_PRELOAD library (hugepreload.c)
+#   build/bench/realprog        the driver: xz on a generated corpus per
+#                               backing (realprog.c), static like the
+#                               benchmarks so that it runs in the guest
+#   make bench-realprog-native  the quick profile's real-program step on
+#                               this host's kernel (bench/run.py)
+
+PRELOAD_SO := $(BENCH_DIR)/hugepreload.so
+REALPROG := $(BENCH_DIR)/realprog
+
+# The library is loaded into Debian's dynamically linked programs: built
+# against this system's glibc, the one the guest's initramfs copies too.
+$(PRELOAD_SO): bench/realprog/hugepreload.c bench/realprog/realprog.mk | $(BENCH_DIR)
+	$(BENCH_CC) -shared -fPIC -O2 -Wall -Wextra -g -o $@ $< -ldl
+
+$(REALPROG): bench/realprog/realprog.c bench/realprog/realprog.mk | $(BENCH_DIR)
+	$(BENCH_CC) $(BENCH_CFLAGS) -o $@ $<
+
+.PHONY: bench-realprog-native
+bench-realprog-native: $(PRELOAD_SO) $(REALPROG)
+	python3 bench/run.py --mode native --profile $(PROFILE) --benches realprog

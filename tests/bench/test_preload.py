@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""hugepreload.so (bench/realprog/hugepreload.c) on this host's kernel, and
+the realprog driver that runs xz under it.
+
+tests/bench/preload_probe.c mallocs, mmaps, munmaps, mremaps, forks and
+runs threads under the library with each backing the host has (none, thp,
+maphugetlb, hugetlbfs; /dev/hugetlb only in the guest, see guest_test.py),
+and prints what smaps says it got.  The hugetlb cases raise the 2 MB pool
+by what they need and mount hugetlbfs in a temporary folder when none is
+mounted; both are put back afterwards.  They need root and skip without it.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import ROOT  # noqa: E402
+
+SO = os.path.join(ROOT, "build", "bench", "hugepreload.so")
+REALPROG = os.path.join(ROOT, "build", "bench", "realprog")
+PROBE_SRC = os.path.join(ROOT, "tests", "bench", "preload_probe.c")
+POOL = "/sys/kernel/mm/hugepages/hugepages-2048kB/%s"
+THP = "/sys/kernel/mm/transparent_hugepage/enabled"
+MB = 1 << 20
+PROBE_PAGES = 48        # 2 MB pages the probe holds at most at once
+
+
+def read_int(path):
+    with open(path) as f:
+        return int(f.read())
+
+
+def thp_mode():
+    try:
+        with open(THP) as f:
+            return re.search(r"\[(\w+)\]", f.read()).group(1)
+    except (OSError, AttributeError):
+        return None
+
+
+class Preload(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        for f in (SO, REALPROG):
+            if not os.path.exists(f):
+                raise unittest.SkipTest("%s not built (make test-bench "
+                                        "builds it)" % f)
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.probe = os.path.join(cls.tmp.name, "probe")
+        subprocess.run(["gcc", "-O2", "-Wall", "-o", cls.probe, PROBE_SRC,
+                        "-lpthread"], check=True)
+        cls.saved_pool = None
+        cls.mount = None
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.mount:
+            subprocess.run(["umount", cls.mount])
+            os.rmdir(cls.mount)
+        if cls.saved_pool is not None:
+            with open(POOL % "nr_hugepages", "w") as f:
+                f.write("%d\n" % cls.saved_pool)
+        cls.tmp.cleanup()
+
+    def run_probe(self, backing, *args, env=None):
+        e = dict(os.environ, LD_PRELOAD=SO, HUGEPRELOAD_BACKING=backing)
+        e.update(env or {})
+        p = subprocess.run([self.probe, *map(str, args)], env=e,
+                           capture_output=True, text=True, timeout=120)
+        return p.returncode, p.stdout, p.stderr
+
+    def facts(self, out):
+        """{name: {key: int}} from the probe's "NAME KEY=VALUE" lines."""
+        got = {}
+        for line in out.splitlines():
+            kv = re.findall(r"(\w+)=(-?\d+)", line)
+            if kv and not line.startswith(("ok", "not ok")):
+                got[line.split()[0]] = {k: int(v) for k, v in kv}
+        return got
+
+    def assert_probe_ok(self, rc, out, err):
+        bad = [l for l in out.splitlines() if l.startswith("not ok")]
+        self.assertEqual(bad, [], out + err)
+        self.assertEqual(rc, 0, out + err)
+
+    def need_root(self):
+        if os.geteuid():
+            self.skipTest("needs root to size the hugetlb pool")
+
+    def need_pool(self):
+        """At least PROBE_PAGES free 2 MB pages, raising the pool if not."""
+        self.need_root()
+        free = read_int(POOL % "free_hugepages")
+        if free < PROBE_PAGES:
+            cls = type(self)
+            total = read_int(POOL % "nr_hugepages")
+            if cls.saved_pool is None:
+                cls.saved_pool = total
+            with open(POOL % "nr_hugepages", "w") as f:
+                f.write("%d\n" % (total + PROBE_PAGES - free))
+            if read_int(POOL % "free_hugepages") < PROBE_PAGES:
+                self.skipTest("the kernel gave fewer than %d free 2 MB "
+                              "pages" % PROBE_PAGES)
+
+    def need_hugetlbfs(self):
+        with open("/proc/mounts") as f:
+            for line in f:
+                w = line.split()
+                if w[2] == "hugetlbfs" and ("pagesize=" not in w[3] or
+                                            "pagesize=2M" in w[3]):
+                    return
+        cls = type(self)
+        cls.mount = tempfile.mkdtemp(prefix="hugepreload-test-")
+        subprocess.run(["mount", "-t", "hugetlbfs", "-o", "pagesize=2M",
+                        "none", cls.mount], check=True)
+
+    def check_pages(self, facts, kb, thp=False):
+        for name in ("malloc8M", "realloc4M", "mmap3M", "mremap6M"):
+            f = facts[name]
+            if thp:
+                self.assertGreater(f["anon_huge_kb"], 0, name)
+            else:
+                self.assertEqual(f["kernel_page_kb"], kb, name)
+                if kb == 4:
+                    self.assertEqual(f["anon_huge_kb"], 0, name)
+
+    def test_none_4k_pages(self):
+        rc, out, err = self.run_probe("none")
+        self.assert_probe_ok(rc, out, err)
+        f = self.facts(out)
+        self.check_pages(f, 4)
+        self.assertEqual(f["munmap_unaligned"]["rc"], 0)
+        self.assertEqual(err, "")
+
+    def test_thp(self):
+        if thp_mode() in (None, "never"):
+            self.skipTest("THP is off or absent (%s)" % thp_mode())
+        rc, out, err = self.run_probe("thp")
+        self.assert_probe_ok(rc, out, err)
+        f = self.facts(out)
+        self.check_pages(f, 4, thp=True)
+        # 2 MB rounding: the slack past 3M+4K went with the munmap
+        self.assertEqual(f["munmap_slack"]["mapped"], 0)
+
+    def hugetlb_case(self, backing):
+        self.need_pool()
+        rc, out, err = self.run_probe(backing)
+        self.assert_probe_ok(rc, out, err)
+        f = self.facts(out)
+        self.check_pages(f, 2048)
+        self.assertEqual(f["munmap_slack"]["mapped"], 0)
+        # off a 2 MB boundary: refused as the kernel refuses MAP_HUGETLB's
+        self.assertEqual(f["munmap_unaligned"], {"rc": -1, "errno": 22})
+        self.assertEqual(err, "")
+
+    def test_maphugetlb(self):
+        self.hugetlb_case("maphugetlb")
+
+    def test_hugetlbfs(self):
+        self.need_root()
+        self.need_hugetlbfs()
+        self.hugetlb_case("hugetlbfs")
+
+    def test_fallback_one_line(self):
+        """More than the pool holds: normal pages and exactly one line."""
+        self.need_root()
+        big = (read_int(POOL % "nr_hugepages") + 8) * 2 * MB
+        rc, out, err = self.run_probe("maphugetlb", big)
+        self.assert_probe_ok(rc, out, err)
+        f = self.facts(out)
+        self.assertEqual(f["big_malloc"]["kernel_page_kb"], 4)
+        self.assertEqual(f["big_mmap"]["kernel_page_kb"], 4)
+        lines = err.splitlines()
+        self.assertEqual(len(lines), 1, err)
+        self.assertRegex(lines[0], r"^hugepreload: maphugetlb: no free 2048 "
+                         r"kB huge pages for \d+ kB \(ENOMEM\)")
+
+    def test_threshold(self):
+        self.need_pool()
+        rc, out, err = self.run_probe("maphugetlb",
+                                      env={"HUGEPRELOAD_MIN": "16M"})
+        self.assert_probe_ok(rc, out, err)
+        self.assertEqual(self.facts(out)["malloc8M"]["kernel_page_kb"], 4)
+
+    def test_bad_settings_exit_2(self):
+        cases = [({"HUGEPRELOAD_BACKING": "bogus"},
+                  "unknown HUGEPRELOAD_BACKING 'bogus'"),
+                 ({"HUGEPRELOAD_BACKING": "maphugetlb-3000kB"},
+                  "unknown HUGEPRELOAD_BACKING"),
+                 ({"HUGEPRELOAD_BACKING": "none", "HUGEPRELOAD_MIN": "lots"},
+                  "HUGEPRELOAD_MIN is not a size"),
+                 ({"HUGEPRELOAD_BACKING": ""},
+                  "HUGEPRELOAD_BACKING is not set")]
+        if not os.path.exists("/dev/hugetlb"):
+            cases.append(({"HUGEPRELOAD_BACKING": "devhugetlb"},
+                          "/dev/hugetlb: No such file"))
+        for env, msg in cases:
+            e = dict(os.environ, LD_PRELOAD=SO, **env)
+            p = subprocess.run(["true"], env=e, capture_output=True,
+                               text=True)
+            self.assertEqual(p.returncode, 2, env)
+            self.assertIn(msg, p.stderr, env)
+
+    def test_realprog_driver(self):
+        """The driver's protocol, and xz's output the same on each backing."""
+        p = subprocess.run([REALPROG, "--corpus", "64K", "--reps", "2",
+                            "--backings", "off,none", "--dir", self.tmp.name,
+                            "--sample-ms", "20"],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        lines = p.stdout.splitlines()
+        header = [l for l in lines if l.startswith("@header realprog ")]
+        self.assertEqual(len(header), 1)
+        cols = header[0].split()[2].split(",")
+        rows = [dict(zip(cols, l.split(" ", 2)[2].split(",")))
+                for l in lines if l.startswith("@row realprog ")]
+        self.assertEqual(len(rows), 4)
+        self.assertTrue(all(len(r) == len(cols) for r in rows))
+        self.assertEqual({(r["backing"], r["rep"]) for r in rows},
+                         {(b, n) for b in ("off", "none") for n in "12"})
+        self.assertEqual(len({(r["out_bytes"], r["out_fnv"]) for r in rows}),
+                         1, rows)
+        self.assertTrue(all(r["page_kb"] == "4" and r["fallback"] == "0"
+                            for r in rows))
+        self.assertTrue(all(float(r["user_s"]) > 0 and int(r["minflt"]) > 0
+                            for r in rows))
+        self.assertIn("@done realprog 0", lines)
+
+    def test_realprog_bad_backing(self):
+        p = subprocess.run([REALPROG, "--backings", "none,hugepages"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown backing 'hugepages'", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
