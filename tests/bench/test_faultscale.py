@@ -60,6 +60,31 @@ class Counts(unittest.TestCase):
                 r["tasks"] == "1"]
         self.assertEqual(int(r["faults"]), 3 * 2048)
 
+    def stray_run(self, stray):
+        return BenchRun("faultscale", [
+            "--backings", "devzero", "--sizes", "1M", "--reps", "2",
+            "--warmup", "0", "--iterations", "1", "--tasks", "1",
+            "--mode", "process", "--stray", str(stray)])
+
+    def test_a_stray_fault_takes_the_repetition_again(self):
+        # two strays (--stray adds one fault outside the region to each of
+        # the first N repetitions): the recount keeps the exact count
+        res = self.stray_run(2)
+        self.check_counts_exact(res)
+        self.assertEqual(res.stdout.count("1 outside its region: repetition "
+                                          "taken again"), 2, res.describe())
+        # a stray in every take (three) fails the point instead
+        res = self.stray_run(3)
+        self.assertNotEqual(res.returncode, 0, res.describe())
+        self.assertIn("faults outside the region in 3 takes in a row",
+                      " ".join(res.errors))
+        self.assertEqual(res.rows, [])
+
+    def check_counts_exact(self, res):
+        self.assertEqual(res.returncode, 0, res.describe())
+        (r,) = res.rows
+        self.assertEqual(int(r["faults"]), expected_faults(r), r)
+
     def test_2m_thp(self):
         res = BenchRun("faultscale", [
             "--backings", "thp", "--sizes", "8M", "--reps", "2",
