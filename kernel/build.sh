@@ -7,9 +7,9 @@
 #                   [--slot NAME] [--out DIR]
 #
 # The result goes to build/kernel/<key>/ where <key> hashes the source
-# tarball, the patches and the config fragments, so a build happens only
-# when one of them changes, and going back to a revision built before costs
-# nothing; build/kernel/<variant> then links to it.
+# tarball, the patches, the config fragments and this script, so a build
+# happens only when one of them changes, and going back to a revision
+# built before costs nothing; build/kernel/<variant> then links to it.
 # Defaults: --patches kernel/patches, --variant bzImage (the main kernel),
 # --config kernel/config/base.config.  --out DIR builds into DIR even when
 # the key is cached, adds vmlinux and links nothing; --slot NAME builds in
@@ -76,9 +76,11 @@ digest() {
 }
 
 # Each input on a line of its own, so that the previous build's list says
-# which one changed.
+# which one changed.  This script is one: how it builds (compiler flags,
+# which selftests) changes what a key stands for.
 inputs() {
 	echo "tarball $(basename "$tarball") $(stat -c '%s %Y' "$tarball")"
+	echo "recipe kernel/build.sh $(digest <"$root/kernel/build.sh")"
 	for f in ${series_files[@]+"${series_files[@]}"}; do
 		echo "patch $(basename "$f") $(digest <"$f")"
 	done
@@ -212,7 +214,14 @@ export KBUILD_BUILD_VERSION=1
 # Relative to build/, a slot's paths read the same in every slot (obj/ sees
 # ../src), so ccache also hits across slots.
 export CCACHE_BASEDIR="$root/build" CCACHE_NOHASHDIR=1
-mk=(make -C "$src" O="$obj" ARCH=x86_64 CC="ccache gcc")
+# ccache hands the compiler those relative paths, so __FILE__ reads
+# "../src/mm/x.c", which the kernel's own -fmacro-prefix-map (for the
+# absolute source path) misses: without ccache it reads "mm/x.c", and the
+# image differs.  The second map makes both "mm/x.c".  ccache leaves
+# prefix maps out of its hash, so objects cached before this map existed
+# would still hit: the namespace keeps them apart.
+export CCACHE_NAMESPACE=kbuild-relative-file-map
+mk=(make -C "$src" O="$obj" ARCH=x86_64 CC="ccache gcc" KCPPFLAGS="-fmacro-prefix-map=../src/=")
 if ! run_progress "building bzImage" "$tree/build.log" "${mk[@]}" -j"$(nproc)" bzImage; then
 	tail -n 40 "$tree/build.log" >&2
 	echo "kernel/build.sh: the kernel build failed (full log: build/tree/$slot/build.log)" >&2
