@@ -178,16 +178,42 @@ fi
 rm -f "$tree/built"
 mv "$tree.inputs.new" "$tree/inputs"
 
-"$root/kernel/reconcile.py" --pristine "$pristine" --tree "$src" \
-	${series_files[@]+"${series_files[@]}"} | sed 's/^/kernel: source /'
+# What the generated config depends on besides the Kconfig files: the
+# tarball, the fragments and the toolchain Kconfig probes.
+cfg_inputs() {
+	echo "tarball $tarball_id"
+	for f in "${configs[@]}"; do
+		echo "config $(basename "$f") $(digest <"$f")"
+	done
+	gcc --version | head -1
+	ld --version | head -1
+}
+mkdir -p "$cfg" "$obj"
+# Forgotten until the config is generated again: a build stopped in
+# between must not leave a config that passes for the new source's.
+cfg_last=$(cat "$cfg/inputs" 2>/dev/null || true)
+rm -f "$cfg/inputs"
+
+changed=$("$root/kernel/reconcile.py" --pristine "$pristine" --tree "$src" \
+	${series_files[@]+"${series_files[@]}"})
+[ -z "$changed" ] || sed 's/^/kernel: source /' <<<"$changed"
 
 # The config, generated apart and copied into obj/ only when it differs,
 # so an unchanged config leaves every object's config stamps alone.
-mkdir -p "$cfg" "$obj"
-mkcfg=(make -s -C "$src" O="$cfg" ARCH=x86_64)
-"${mkcfg[@]}" tinyconfig >/dev/null
-"$src/scripts/kconfig/merge_config.sh" -m -O "$cfg" "$cfg/.config" "${configs[@]}" >"$cfg/merge.log"
-"${mkcfg[@]}" olddefconfig
+# Generating it runs Kconfig three times, each probing the compiler
+# dozens of times (minutes on a loaded 2-core machine), so the last one
+# is kept when neither its inputs nor any Kconfig file or configs/
+# fragment of the tree (tinyconfig's) changed.
+if [ -f "$cfg/.config" ] && [ "$cfg_last" = "$(cfg_inputs)" ] &&
+	! grep -qE '^changed: ((.*/)?Kconfig[^/]*|.*/configs/[^/]*|scripts/kconfig/.*)( |$)' <<<"$changed"; then
+	echo "kernel: config inputs and Kconfig files unchanged: the config of the last build is kept"
+else
+	mkcfg=(make -s -C "$src" O="$cfg" ARCH=x86_64)
+	"${mkcfg[@]}" tinyconfig >/dev/null
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$cfg" "$cfg/.config" "${configs[@]}" >"$cfg/merge.log"
+	"${mkcfg[@]}" olddefconfig
+fi
+cfg_inputs >"$cfg/inputs"
 # merge_config.sh only warns when Kconfig drops a requested option or
 # another option selects one the fragment turns off.
 for frag in "${configs[@]}"; do
