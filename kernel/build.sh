@@ -28,7 +28,8 @@
 # the slots and never modified.
 #
 # Outputs in build/kernel/<key>/: bzImage, bzImage.series (the series id:
-# a hash of the patches alone), config, selftests/ (static binaries), and
+# a hash of the patches alone), config, selftests/ (static binaries;
+# hugetlb_dev also as hugetlb_dev_32, built -m32), and
 # build-seconds (wall time of the build that made them).
 set -euo pipefail
 
@@ -270,6 +271,10 @@ for t in $selftests; do
 	ccache gcc -static -O2 -Wall -isystem "$obj/usr/include" -I "$st" -I "$st/mm" \
 		-o "$tmp/selftests/$t" "$st/mm/$t.c" "$st/mm/vm_util.c" -lrt -lpthread -lm
 done
+# hugetlb_dev again as a 32-bit program (gcc-multilib): each of its mmap()
+# calls takes the kernel's compat path (CONFIG_IA32_EMULATION).
+ccache gcc -m32 -static -O2 -Wall -isystem "$obj/usr/include" -I "$st" -I "$st/mm" \
+	-o "$tmp/selftests/hugetlb_dev_32" "$st/mm/hugetlb_dev.c" "$st/mm/vm_util.c" -lrt -lpthread -lm
 cp "$obj/arch/x86/boot/bzImage" "$tmp/bzImage"
 cp "$obj/.config" "$tmp/config"
 echo "$series_id" >"$tmp/bzImage.series"
