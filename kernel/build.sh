@@ -7,9 +7,9 @@
 #                   [--slot NAME] [--out DIR]
 #
 # The result goes to build/kernel/<key>/ where <key> hashes the source
-# tarball, the patches and the config fragments, so a build happens only
-# when one of them changes, and going back to a revision built before costs
-# nothing; build/kernel/<variant> then links to it.
+# tarball, the patches, the config fragments and this script, so a build
+# happens only when one of them changes, and going back to a revision
+# built before costs nothing; build/kernel/<variant> then links to it.
 # Defaults: --patches kernel/patches, --variant bzImage (the main kernel),
 # --config kernel/config/base.config.  --out DIR builds into DIR even when
 # the key is cached, adds vmlinux and links nothing; --slot NAME builds in
@@ -28,7 +28,8 @@
 # the slots and never modified.
 #
 # Outputs in build/kernel/<key>/: bzImage, bzImage.series (the series id:
-# a hash of the patches alone), config, selftests/ (static binaries), and
+# a hash of the patches alone), config, selftests/ (static binaries;
+# hugetlb_dev also as hugetlb_dev_32, built -m32), and
 # build-seconds (wall time of the build that made them).
 set -euo pipefail
 
@@ -76,9 +77,11 @@ digest() {
 }
 
 # Each input on a line of its own, so that the previous build's list says
-# which one changed.
+# which one changed.  This script is one: how it builds (compiler flags,
+# which selftests) changes what a key stands for.
 inputs() {
 	echo "tarball $(basename "$tarball") $(stat -c '%s %Y' "$tarball")"
+	echo "recipe kernel/build.sh $(digest <"$root/kernel/build.sh")"
 	for f in ${series_files[@]+"${series_files[@]}"}; do
 		echo "patch $(basename "$f") $(digest <"$f")"
 	done
@@ -176,16 +179,42 @@ fi
 rm -f "$tree/built"
 mv "$tree.inputs.new" "$tree/inputs"
 
-"$root/kernel/reconcile.py" --pristine "$pristine" --tree "$src" \
-	${series_files[@]+"${series_files[@]}"} | sed 's/^/kernel: source /'
+# What the generated config depends on besides the Kconfig files: the
+# tarball, the fragments and the toolchain Kconfig probes.
+cfg_inputs() {
+	echo "tarball $tarball_id"
+	for f in "${configs[@]}"; do
+		echo "config $(basename "$f") $(digest <"$f")"
+	done
+	gcc --version | head -1
+	ld --version | head -1
+}
+mkdir -p "$cfg" "$obj"
+# Forgotten until the config is generated again: a build stopped in
+# between must not leave a config that passes for the new source's.
+cfg_last=$(cat "$cfg/inputs" 2>/dev/null || true)
+rm -f "$cfg/inputs"
+
+changed=$("$root/kernel/reconcile.py" --pristine "$pristine" --tree "$src" \
+	${series_files[@]+"${series_files[@]}"})
+[ -z "$changed" ] || sed 's/^/kernel: source /' <<<"$changed"
 
 # The config, generated apart and copied into obj/ only when it differs,
 # so an unchanged config leaves every object's config stamps alone.
-mkdir -p "$cfg" "$obj"
-mkcfg=(make -s -C "$src" O="$cfg" ARCH=x86_64)
-"${mkcfg[@]}" tinyconfig >/dev/null
-"$src/scripts/kconfig/merge_config.sh" -m -O "$cfg" "$cfg/.config" "${configs[@]}" >"$cfg/merge.log"
-"${mkcfg[@]}" olddefconfig
+# Generating it runs Kconfig three times, each probing the compiler
+# dozens of times (minutes on a loaded 2-core machine), so the last one
+# is kept when neither its inputs nor any Kconfig file or configs/
+# fragment of the tree (tinyconfig's) changed.
+if [ -f "$cfg/.config" ] && [ "$cfg_last" = "$(cfg_inputs)" ] &&
+	! grep -qE '^changed: ((.*/)?Kconfig[^/]*|.*/configs/[^/]*|scripts/kconfig/.*)( |$)' <<<"$changed"; then
+	echo "kernel: config inputs and Kconfig files unchanged: the config of the last build is kept"
+else
+	mkcfg=(make -s -C "$src" O="$cfg" ARCH=x86_64)
+	"${mkcfg[@]}" tinyconfig >/dev/null
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$cfg" "$cfg/.config" "${configs[@]}" >"$cfg/merge.log"
+	"${mkcfg[@]}" olddefconfig
+fi
+cfg_inputs >"$cfg/inputs"
 # merge_config.sh only warns when Kconfig drops a requested option or
 # another option selects one the fragment turns off.
 for frag in "${configs[@]}"; do
@@ -212,7 +241,14 @@ export KBUILD_BUILD_VERSION=1
 # Relative to build/, a slot's paths read the same in every slot (obj/ sees
 # ../src), so ccache also hits across slots.
 export CCACHE_BASEDIR="$root/build" CCACHE_NOHASHDIR=1
-mk=(make -C "$src" O="$obj" ARCH=x86_64 CC="ccache gcc")
+# ccache hands the compiler those relative paths, so __FILE__ reads
+# "../src/mm/x.c", which the kernel's own -fmacro-prefix-map (for the
+# absolute source path) misses: without ccache it reads "mm/x.c", and the
+# image differs.  The second map makes both "mm/x.c".  ccache leaves
+# prefix maps out of its hash, so objects cached before this map existed
+# would still hit: the namespace keeps them apart.
+export CCACHE_NAMESPACE=kbuild-relative-file-map
+mk=(make -C "$src" O="$obj" ARCH=x86_64 CC="ccache gcc" KCPPFLAGS="-fmacro-prefix-map=../src/=")
 if ! run_progress "building bzImage" "$tree/build.log" "${mk[@]}" -j"$(nproc)" bzImage; then
 	tail -n 40 "$tree/build.log" >&2
 	echo "kernel/build.sh: the kernel build failed (full log: build/tree/$slot/build.log)" >&2
@@ -235,6 +271,10 @@ for t in $selftests; do
 	ccache gcc -static -O2 -Wall -isystem "$obj/usr/include" -I "$st" -I "$st/mm" \
 		-o "$tmp/selftests/$t" "$st/mm/$t.c" "$st/mm/vm_util.c" -lrt -lpthread -lm
 done
+# hugetlb_dev again as a 32-bit program (gcc-multilib): each of its mmap()
+# calls takes the kernel's compat path (CONFIG_IA32_EMULATION).
+ccache gcc -m32 -static -O2 -Wall -isystem "$obj/usr/include" -I "$st" -I "$st/mm" \
+	-o "$tmp/selftests/hugetlb_dev_32" "$st/mm/hugetlb_dev.c" "$st/mm/vm_util.c" -lrt -lpthread -lm
 cp "$obj/arch/x86/boot/bzImage" "$tmp/bzImage"
 cp "$obj/.config" "$tmp/config"
 echo "$series_id" >"$tmp/bzImage.series"

@@ -7,6 +7,7 @@ set -eu
 # What each package is for:
 #   linux-source-6.12  the kernel tarball the series applies to
 #   gcc make bc flex bison libelf-dev libssl-dev  kernel build tools
+#   gcc-multilib       the kselftest hugetlb_dev also as a 32-bit static binary
 #   ccache             cached kernel rebuilds
 #   lz4                compresses the bzImage (CONFIG_KERNEL_LZ4)
 #   cpio xz-utils rsync  tarball extraction, headers_install, the initramfs
@@ -16,7 +17,7 @@ set -eu
 #   linux-perf         perf in the guest, for ad-hoc use
 #   gnuplot-nox        the figures
 #   python3            the orchestration and tests
-pkgs="linux-source-6.12 gcc make bc flex bison libelf-dev libssl-dev ccache lz4
+pkgs="linux-source-6.12 gcc gcc-multilib make bc flex bison libelf-dev libssl-dev ccache lz4
 cpio xz-utils rsync busybox-static qemu-system-x86 linux-perf gnuplot-nox python3
 python3-ply python3-git"
 

@@ -7,8 +7,9 @@ Stages, in order; a stage that cannot run counts as failed, never as passed:
   3. checkpatch --strict on every patch of the series;
   4. the guest runner's own behaviour (exit status, --add, pool shortfall,
      timeout), each a short boot;
-  5. the kselftests in the guest: hugetlb_dev and the upstream hugetlb tests,
-     with a pool check around each;
+  5. the kselftests in the guest: hugetlb_dev (64-bit, and built -m32 as
+     hugetlb_dev_32) and the upstream hugetlb tests, with a pool check
+     around each;
   6. reliability and security in the guest (tests/reliability.py): stress,
      pool exhaustion, overcommit, permissions, cgroup limits, and the bench
      suite when a guest hangs, panics, is killed or runs out of huge pages;
@@ -127,6 +128,19 @@ def guest_harness(tally, args):
                  "exit %d" % r.returncode)
 
 
+def nested_points(lines, test):
+    """The TAP points test printed inside its run-selftests section."""
+    section = None
+    points = []
+    for l in lines:
+        m = re.match(r"^# ---- (\S+) ----$", l)
+        if m:
+            section = m.group(1)
+        elif section == test and re.match(r"^# (not )?ok .*\bhugetlb(-\d+kB)?: ", l):
+            points.append(l[2:])
+    return points
+
+
 def kselftests(tally, args):
     print("== kselftests in the guest", flush=True)
     r = guest(args, None, 1200, GUEST_POOL)
@@ -134,9 +148,13 @@ def kselftests(tally, args):
     if r.returncode not in (0, 1):
         sys.stdout.write(r.stderr)
     lines = r.stdout.splitlines()
-    # hugetlb_dev's own points, one by one ("# ok 3 hugetlb: ..." nested).
-    nested = [l[2:] for l in lines if l.startswith("# ok ") or l.startswith("# not ok ")]
-    tally.record_tap("hugetlb_dev: ", [l for l in nested if re.search(r"\bhugetlb(-\d+kB)?: ", l)])
+    # The points of hugetlb_dev and of its 32-bit build, one by one
+    # ("# ok 3 hugetlb: ..." nested in the section "# ---- NAME ----").
+    for name in ("hugetlb_dev", "hugetlb_dev_32"):
+        points = nested_points(lines, name)
+        if not points:
+            tally.record("%s: its own points" % name, False, "none in the guest's output")
+        tally.record_tap(name + ": ", points)
     if tally.record_tap("kselftest ", lines) == 0 or r.returncode not in (0, 1):
         tally.record("kselftests in the guest", False,
                      "guest exit %d; %s" % (r.returncode, r.stderr.strip()[-500:]))

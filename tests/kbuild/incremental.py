@@ -7,12 +7,20 @@ With the series A (kernel/patches), B (A with one string in 0001's C code
 changed, and one in kernel/panic.c, which the series does not touch) and C (A with one comment line of 0001 changed), in the slot that
 `make kernel` uses for the config:
   1. build A, then B, then C, then A again, each incremental;
-  2. build A from scratch in a fresh slot (--no-ccache: without ccache);
+  2. build A from scratch in a fresh slot, every object compiled anew
+     (--scratch, default plain: without ccache at all, so neither a cached
+     object nor ccache's rewriting of paths can make the images agree;
+     recache when a fragment turns UBSAN on: compiled anew through ccache,
+     because GCC writes UBSAN's source file names as it is given them,
+     unmapped by any -f*-prefix-map, and a plain gcc in another slot would
+     differ by that path alone; ccache: cached objects allowed, faster);
 then check: B compiled few objects and its image differs from A's (the edit
 reached the image); C's vmlinux equals A's (a comment changes nothing);
 the second A equals the first (nothing of B leaked); the scratch A equals
 both (.config identical, vmlinux identical under fixed build stamps).
-Prints each build's time, then `N passed, N failed`.
+Where two images differ it names the ELF sections that differ and the
+strings only one of them holds.  Prints each build's time, then
+`N passed, N failed`.
 """
 import argparse
 import difflib
@@ -22,6 +30,7 @@ import hashlib
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -76,6 +85,20 @@ def outside_patch(path):
     return "".join(difflib.unified_diff(old, new, "a/" + path, "b/" + path))
 
 
+# How the scratch build compiles: the environment kernel/build.sh gets.
+SCRATCH = {"plain": {"CCACHE_DISABLE": "1"}, "recache": {"CCACHE_RECACHE": "1"},
+           "ccache": {}}
+
+
+def ubsan(configs):
+    """Does a config fragment turn UBSAN on?"""
+    for c in configs:
+        with open(c) as f:
+            if re.search(r"^CONFIG_UBSAN=y", f.read(), re.M):
+                return True
+    return False
+
+
 def build(label, patches, configs, out, slot=None, env=None):
     argv = [os.path.join(ROOT, "kernel", "build.sh"), "--patches", patches, "--out", out]
     for c in configs:
@@ -97,6 +120,36 @@ def build(label, patches, configs, out, slot=None, env=None):
             "vmlinux": sha(os.path.join(out, "vmlinux"))}
 
 
+def sections(path):
+    """{name: bytes} of an ELF64 file's sections that occupy the file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
+    heads = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    names = heads[shstrndx]
+    out = {}
+    for name, kind, _, _, off, size in heads:
+        end = data.index(b"\0", names[4] + name)
+        label = data[names[4] + name:end].decode()
+        out[label] = data[off:off + size] if kind != 8 else b""  # 8: SHT_NOBITS
+    return out
+
+
+def explain(a, b):
+    """Which sections of two vmlinux files differ, and a few strings of
+    .rodata that only one of them holds (a path, a stamp...)."""
+    sa, sb = sections(a), sections(b)
+    diff = sorted(n for n in set(sa) | set(sb) if sa.get(n) != sb.get(n))
+    lines = ["sections that differ: %s" % (", ".join(diff) or "none")]
+    words = [set(re.findall(rb"[ -~]{6,}", s.get(".rodata", b""))) for s in (sa, sb)]
+    for label, own in (("only in the first", words[0] - words[1]),
+                       ("only in the second", words[1] - words[0])):
+        if own:
+            lines.append("%s: %s" % (label, ", ".join(repr(w.decode()) for w in sorted(own)[:6])))
+    return "; ".join(lines)
+
+
 class Tally:
     def __init__(self):
         self.passed = self.failed = 0
@@ -109,12 +162,22 @@ class Tally:
             self.failed += 1
 
 
+def same_image(t, name, x, y):
+    """Check that builds x and y made the same vmlinux; if not, say how they differ."""
+    ok = x["vmlinux"] == y["vmlinux"]
+    detail = "%s, %s" % (x["vmlinux"], y["vmlinux"])
+    if not ok:
+        detail += "; " + explain(os.path.join(x["dir"], "vmlinux"), os.path.join(y["dir"], "vmlinux"))
+    t.check(name, ok, detail)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--config", action="append", default=[],
                     help="config fragment (default kernel/config/base.config)")
-    ap.add_argument("--no-ccache", action="store_true",
-                    help="the scratch build compiles every object itself")
+    ap.add_argument("--scratch", choices=sorted(SCRATCH),
+                    help="how the scratch build compiles (see above; default plain, "
+                    "recache with UBSAN)")
     args = ap.parse_args()
     configs = [os.path.abspath(c) for c in args.config] or \
         [os.path.join(ROOT, "kernel", "config", "base.config")]
@@ -130,7 +193,9 @@ def main():
     a2 = build("A again", a, configs, os.path.join(WORK, "A2"))
     slot = "test-scratch"
     shutil.rmtree(os.path.join(ROOT, "build", "tree", slot), ignore_errors=True)
-    env = dict(os.environ, CCACHE_DISABLE="1") if args.no_ccache else None
+    mode = args.scratch or ("recache" if ubsan(configs) else "plain")
+    print("scratch build: %s" % mode, flush=True)
+    env = dict(os.environ, **SCRATCH[mode])
     scratch = build("A from scratch", a, configs, os.path.join(WORK, "A-scratch"), slot, env)
     shutil.rmtree(os.path.join(ROOT, "build", "tree", slot))
 
@@ -139,15 +204,12 @@ def main():
             "%d objects" % bb["compiled"])
     t.check("B's image differs from A's", bb["vmlinux"] != a1["vmlinux"],
             "A %s, B %s" % (a1["vmlinux"], bb["vmlinux"]))
-    t.check("C (comment edit) has A's vmlinux", cc["vmlinux"] == a1["vmlinux"],
-            "A %s, C %s" % (a1["vmlinux"], cc["vmlinux"]))
-    t.check("A after B and C equals the first A", a2["vmlinux"] == a1["vmlinux"],
-            "%s, %s" % (a1["vmlinux"], a2["vmlinux"]))
+    same_image(t, "C (comment edit) has A's vmlinux", a1, cc)
+    same_image(t, "A after B and C equals the first A", a1, a2)
     t.check("A from scratch has the same .config",
             filecmp.cmp(os.path.join(a1["dir"], "config"),
                         os.path.join(scratch["dir"], "config"), shallow=False), "")
-    t.check("A from scratch has the same vmlinux", scratch["vmlinux"] == a1["vmlinux"],
-            "incremental %s, scratch %s" % (a1["vmlinux"], scratch["vmlinux"]))
+    same_image(t, "A from scratch has the same vmlinux", a1, scratch)
     print("%d passed, %d failed" % (t.passed, t.failed))
     return 1 if t.failed else 0
 

@@ -216,7 +216,14 @@ static void one(const struct call *c, int dev, struct outcome *o)
 		if ((c->prot & PROT_WRITE) && !(c->flags & MAP_NORESERVE) &&
 		    c->len <= 2 * c->hps)
 			p[0] = 1;
-		munmap(p, c->len);
+		/*
+		 * The whole mapping: a length that is not a multiple of the
+		 * huge page size fails with EINVAL, and the mapping and its
+		 * reservation would stay until the process exits.
+		 */
+		if (munmap(p, o->len))
+			report(c, "%s: munmap of the %zu bytes mapped: %s",
+			       dev ? "device" : "MAP_HUGETLB", o->len, strerror(errno));
 	}
 	if (fd >= 0)
 		close(fd);
