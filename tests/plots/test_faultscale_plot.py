@@ -16,8 +16,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from test_plots import (CONTRACT, FIXTURE, PLOTS, RENDER, series_titles,  # noqa
-                        svg_text)
+from test_plots import (CONTRACT, FIXTURE, PLOTS, RENDER, edit_meta,  # noqa
+                        series_titles, svg_text)
 
 COLUMNS = ["backing", "page_kb", "mode", "tasks", "faults_per_s",
            "faults_per_s_per_task", "us_per_fault", "region_bytes",
@@ -69,12 +69,7 @@ class FaultscaleFigure(unittest.TestCase):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def edit_meta(self, **kv):
-        path = os.path.join(self.run, "meta.json")
-        with open(path) as f:
-            m = json.load(f)
-        m.update(kv)
-        with open(path, "w") as f:
-            json.dump(m, f)
+        edit_meta(self.run, **kv)
 
     def render(self, contract=None):
         p = subprocess.run([sys.executable, RENDER, self.run, "--no-link"],

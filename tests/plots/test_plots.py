@@ -44,6 +44,16 @@ NO_COUNTERS = "no hardware counters on this host"
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
+def edit_meta(run, **kv):
+    """Sets keys of run's meta.json."""
+    path = os.path.join(run, "meta.json")
+    with open(path) as f:
+        m = json.load(f)
+    m.update(kv)
+    with open(path, "w") as f:
+        json.dump(m, f)
+
+
 def render(run, *extra):
     p = subprocess.run([sys.executable, RENDER, run, "--no-link", *extra],
                        capture_output=True, text=True)
@@ -252,12 +262,7 @@ class Variants(unittest.TestCase):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def edit_meta(self, **kv):
-        path = os.path.join(self.run, "meta.json")
-        with open(path) as f:
-            m = json.load(f)
-        m.update(kv)
-        with open(path, "w") as f:
-            json.dump(m, f)
+        edit_meta(self.run, **kv)
 
     def test_missing_csvs_are_skipped_with_a_note(self):
         os.remove(os.path.join(self.run, "stream.csv"))
