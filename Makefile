@@ -75,7 +75,8 @@ bench: deps kernel initramfs
 checkpatch: deps
 	@kernel/checkpatch.sh
 
-# Slow (two tinyconfig kernels, about 10 minutes on 2 cores): not in make test.
+# Slow (three tinyconfig kernels, each compiled twice for W=1/sparse): not in
+# make test.
 check-builds: deps
 	@kernel/check-builds.sh
 
