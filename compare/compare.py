@@ -6,7 +6,9 @@
         Build both kernels (cached by kernel/build.sh), run the same
         benchmark matrix on both, interleaved A B A B ..., print one table
         row per benchmark point (medians, delta %, 95 % bootstrap CI,
-        Mann-Whitney U p-value, verdict) and draw overlay figures.
+        Mann-Whitney U p-value, verdict) and draw overlay figures; then
+        boot each kernel once with its hugetlb_dev kselftest and list the
+        checks whose result differs (semantics).
     compare.py check [--baseline results/baseline] [--threshold PCT]
         The CI gate: one icount boot of the current series, fault bench
         (demand/populate/setup) for devhugetlb and maphugetlb, compared
@@ -23,9 +25,11 @@ or image:<path to a built bzImage> (its folder must hold selftests/, as
 kernel/build.sh leaves it) to reuse a kernel without building.
 
 Exit status: 0 nothing regressed; 1 a point regressed beyond the
-threshold; 2 something could not be built or measured; 3 the runs'
-metadata differ in a way that matters (accel, timing_source, host_cpu,
-profile, icount, mode) and --allow-mismatch was not given.
+threshold; 2 something could not be built or measured (the kselftest
+boot included); 3 the runs' metadata differ in a way that matters
+(accel, timing_source, host_cpu, profile, icount, mode) and
+--allow-mismatch was not given.  Semantic differences are reported, not
+judged: a revision may differ on purpose.
 
 Benchmarks, the key a point is matched on and the metric compared come
 from bench/contract.py; runs go through bench/run.py (round i rotates the
@@ -520,6 +524,105 @@ def interleaved(sides, rounds, args, log):
     return dirs
 
 
+# ----------------------------------------------------------------- semantics
+# Each revision's own kselftest (its initramfs holds the /selftests built
+# from its tree), with a pool of every size it checks, as in make test.
+SELFTEST = ["/selftests/hugetlb_dev"]
+SELFTEST_POOL = ["--hugepages", "64", "--hugepages-1g", "1"]
+SELFTEST_TIMEOUT = 900
+TAP = re.compile(r"^(not ok|ok) \d+ (.*)$")
+
+
+def tap_results(text):
+    """[(check, result)] of a kselftest's TAP output, in order; result is
+    pass, FAIL or skip.  A check is named by its description (numbers
+    shift when revisions add checks); a repeated description gets " #2",
+    " #3" ..."""
+    out, seen = [], {}
+    for line in text.splitlines():
+        m = TAP.match(line.strip())
+        if not m:
+            continue
+        desc, result = m.group(2).strip(), "pass" if m.group(1) == "ok" \
+            else "FAIL"
+        skip = re.match(r"^#\s*SKIP\b\s*(.*)$", desc) or \
+            re.match(r"^(.*?)\s+#\s*SKIP\b", desc)
+        if skip:
+            desc, result = skip.group(1).strip(), "skip"
+        seen[desc] = seen.get(desc, 0) + 1
+        if seen[desc] > 1:
+            desc += " #%d" % seen[desc]
+        out.append((desc, result))
+    return out
+
+
+def semantic_diff(a, b):
+    """Checks whose result differs between two tap_results() lists, in A's
+    order then B's: [(check, result in A, result in B)], "absent" where a
+    side has no such check."""
+    da, db = dict(a), dict(b)
+    names = [n for n, _ in a] + [n for n, _ in b if n not in da]
+    return [(n, da.get(n, "absent"), db.get(n, "absent")) for n in names
+            if da.get(n, "absent") != db.get(n, "absent")]
+
+
+def tally(results):
+    return {k: sum(1 for _, r in results if r == k)
+            for k in ("pass", "FAIL", "skip")}
+
+
+def run_selftest(side, outdir):
+    """Boot side's kernel once with its kselftest; (tap_results, error)."""
+    name = side["name"]
+    log = os.path.join(outdir, "selftest-%s.log" % name)
+    cmd = [os.path.join(ROOT, "run-qemu.sh"), "--kernel", side["kernel"],
+           "--initrd", side["initrd"], "--timeout", str(SELFTEST_TIMEOUT),
+           "--console-log", os.path.join(outdir, "selftest-%s-console.log"
+                                         % name)] + SELFTEST_POOL + \
+        ["--"] + SELFTEST
+    print("compare: semantics, %s (%s): $ %s" % (name, side["rev"],
+                                                 " ".join(cmd)), flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    with open(log, "w") as f:
+        f.write(p.stdout + p.stderr)
+    results = tap_results(p.stdout)
+    # the kselftest exits 1 when a check fails: still a result
+    if p.returncode not in (0, 1) or not results:
+        return results, "kselftest boot of %s failed (exit %d, %d checks); " \
+            "see %s" % (name, p.returncode, len(results), log)
+    return results, None
+
+
+def semantics(sides, outdir):
+    """The kselftest on each side; returns the summary for summary.json."""
+    res, errors = {}, []
+    for s in sides:
+        res[s["name"]], err = run_selftest(s, outdir)
+        if err:
+            errors.append(err)
+    return {"counts": {k: tally(v) for k, v in res.items()},
+            "differ": semantic_diff(res["A"], res["B"]), "errors": errors}
+
+
+def print_semantics(sem, la, lb, out):
+    print("\nSemantics: %s kselftest on each kernel (TCG guest, %s)" % (
+        " ".join(SELFTEST), " ".join(SELFTEST_POOL)), file=out)
+    for side, label in (("A", la), ("B", lb)):
+        c = sem["counts"][side]
+        print("  %s (%s): %d passed, %d failed, %d skipped" % (
+            side, label, c["pass"], c["FAIL"], c["skip"]), file=out)
+    for e in sem["errors"]:
+        print("  error: " + e, file=out)
+    if not sem["differ"]:
+        print("  every check has the same result on both", file=out)
+        return
+    print("  %d checks differ:" % len(sem["differ"]), file=out)
+    w = max(len(n) for n, _, _ in sem["differ"])
+    print("  %-*s  %-6s  %s" % (w, "check", "A", "B"), file=out)
+    for n, ra, rb in sem["differ"]:
+        print("  %-*s  %-6s  %s" % (w, n, ra, rb), file=out)
+
+
 # ------------------------------------------------------------------- figures
 
 def write_figures(results, runs_a, runs_b, outdir, la, lb):
@@ -613,10 +716,12 @@ def cmd_run(args):
     dirs = interleaved(sides, args.rounds, args, log)
     runs_a = [load_run(d) for d in dirs["A"]]
     runs_b = [load_run(d) for d in dirs["B"]]
-    return finish(args, outdir, runs_a, runs_b, args.a, args.b)
+    sem = semantics(sides, outdir)
+    return finish(args, outdir, runs_a, runs_b, args.a, args.b, sem=sem)
 
 
-def finish(args, outdir, runs_a, runs_b, la, lb, gate_modes=None):
+def finish(args, outdir, runs_a, runs_b, la, lb, gate_modes=None, sem=None):
+    extra = {"A": la, "B": lb, "threshold": args.threshold}
     with open(os.path.join(outdir, "report.txt"), "w") as rep:
         out = Tee(sys.stdout, rep)
         status, results = compare_runs(
@@ -627,10 +732,14 @@ def finish(args, outdir, runs_a, runs_b, la, lb, gate_modes=None):
             figs = write_figures(results, runs_a, runs_b, outdir, la, lb)
             for fg in figs:
                 print("compare: figure " + os.path.relpath(fg, ROOT), file=out)
+        if sem:
+            print_semantics(sem, la, lb, out)
+            extra["semantics"] = sem
+            if sem["errors"]:
+                status = max(status, EXIT_ERROR)
         print("compare: report in %s (exit %d)" % (
             os.path.relpath(outdir, ROOT), status), file=out)
-    save_summary(outdir, results, status, {"A": la, "B": lb,
-                                           "threshold": args.threshold})
+    save_summary(outdir, results, status, extra)
     return status
 
 

@@ -307,6 +307,80 @@ class CompareTests(unittest.TestCase):
         self.assertEqual(rot, ["0", "0", "1", "1", "2", "2"])
         self.assertTrue(all(c[1].endswith("bench/run.py") for c in cmds))
 
+    # TAP as kselftest.h prints it: ok, not ok, "ok N # SKIP reason"
+    TAP_A = ("TAP version 13\n1..5\n# a message, not a check\n"
+             "ok 1 hugetlb: /dev/hugetlb exists\n"
+             "not ok 2 hugetlb: length rounded up\n"
+             "ok 3 # SKIP hugetlb: 1 GB pool empty\n"
+             "ok 4 hugetlb: zero fill\nok 5 hugetlb: zero fill\n"
+             "# Totals: pass:3 fail:1 xfail:0 xpass:0 skip:1 error:0\n")
+
+    def test_tap_results(self):
+        self.assertEqual(C.tap_results(self.TAP_A), [
+            ("hugetlb: /dev/hugetlb exists", "pass"),
+            ("hugetlb: length rounded up", "FAIL"),
+            ("hugetlb: 1 GB pool empty", "skip"),
+            ("hugetlb: zero fill", "pass"),
+            ("hugetlb: zero fill #2", "pass")])
+        self.assertEqual(C.tally(C.tap_results(self.TAP_A)),
+                         {"pass": 3, "FAIL": 1, "skip": 1})
+
+    def test_semantic_diff(self):
+        a = C.tap_results(self.TAP_A)
+        b = [("hugetlb: /dev/hugetlb exists", "pass"),
+             ("hugetlb: length rounded up", "pass"),
+             ("hugetlb: 1 GB pool empty", "skip"),
+             ("hugetlb: zero fill", "pass"), ("hugetlb: zero fill #2", "pass"),
+             ("hugetlb: noexec honoured", "pass")]
+        self.assertEqual(C.semantic_diff(a, b), [
+            ("hugetlb: length rounded up", "FAIL", "pass"),
+            ("hugetlb: noexec honoured", "absent", "pass")])
+        self.assertEqual(C.semantic_diff(a, a), [])
+
+    def test_run_boots_each_kernel_with_its_selftest(self):
+        """compare run ends with one kselftest boot per side, lists the
+        checks that differ, and a boot that gives no checks is exit 2
+        with the cost report kept."""
+        runs = [(meta(), fault_rows({("devhugetlb", "setup"): 10.0}))]
+        args = mock.Mock(threshold=5.0, alpha=0.05, allow_mismatch=False)
+        for broken in (False, True):
+            boots = []
+
+            def fake_run(cmd, **kw):
+                boots.append(cmd)
+                if "a.cpio" in cmd:
+                    return mock.Mock(returncode=1, stdout=self.TAP_A, stderr="")
+                if broken:
+                    return mock.Mock(returncode=125, stdout="", stderr="panic")
+                return mock.Mock(returncode=0, stderr="", stdout=self.TAP_A.replace(
+                    "not ok 2", "ok 2"))
+            with tempfile.TemporaryDirectory() as d, \
+                    mock.patch.object(C.subprocess, "run", fake_run), \
+                    mock.patch.object(C, "write_figures", lambda *a: []), \
+                    mock.patch("sys.stdout", io.StringIO()):
+                sides = [{"name": n, "rev": n.lower(), "kernel": "k" + n,
+                          "initrd": n.lower() + ".cpio"} for n in "AB"]
+                st = C.finish(args, d, runs, runs, "a", "b",
+                              sem=C.semantics(sides, d))
+                with open(os.path.join(d, "report.txt")) as f:
+                    rep = f.read()
+                with open(os.path.join(d, "summary.json")) as f:
+                    summary = f.read()
+            self.assertEqual(len(boots), 2)
+            for cmd in boots:
+                self.assertTrue(cmd[0].endswith("run-qemu.sh"), cmd)
+                self.assertEqual(cmd[-2:], ["--", "/selftests/hugetlb_dev"])
+            self.assertIn("fault devhugetlb setup", rep)
+            self.assertIn("A (a): 3 passed, 1 failed, 1 skipped", rep)
+            self.assertIn('"semantics"', summary)
+            if broken:
+                self.assertEqual(st, C.EXIT_ERROR, rep)
+                self.assertIn("kselftest boot of B failed (exit 125, 0 checks)",
+                              rep)
+            else:
+                self.assertEqual(st, C.EXIT_OK, rep)
+                self.assertIn("1 checks differ", rep)
+                self.assertRegex(rep, r"hugetlb: length rounded up +FAIL +pass")
 
 if __name__ == "__main__":
     sys.exit(harness.run_unittest(
