@@ -2,11 +2,12 @@
 """`make test`: every test of the project, ending with `N passed, N failed`.
 
 Stages, in order; a stage that cannot run counts as failed, never as passed:
-  1. host unit tests (tests/host, and the bench, plots and compare suites);
+  1. host unit tests (tests/host, and the bench, plots and compare suites;
+     normal kernel only: they do not depend on the kernel);
   2. build the kernel and initramfs (`make kernel initramfs`);
-  3. checkpatch --strict on every patch of the series;
+  3. checkpatch --strict on every patch of the series (normal kernel only);
   4. the guest runner's own behaviour (exit status, --add, pool shortfall,
-     timeout), each a short boot;
+     timeout), each a short boot (normal kernel only);
   5. the kselftests in the guest: hugetlb_dev (64-bit, and built -m32 as
      hugetlb_dev_32) and the upstream hugetlb tests, with a pool check
      around each;
@@ -33,6 +34,9 @@ from contract import QEMU_EXIT  # noqa: E402
 # The guest test pool: 256 x 2 MB covers the 256 MB upstream tests; one
 # 1 GB page gives /dev/hugetlb-1048576kB something to map.
 GUEST_POOL = ["--hugepages", "256", "--hugepages-1g", "1"]
+# reliability.py's cases whose outcome depends on the kernel: the only ones
+# the debug kernel's make test runs.
+KERNEL_RELIABILITY = ("docs", "functional", "stress", "fuzz", "qemu-client")
 
 
 def run(argv, timeout=None, **kw):
@@ -191,18 +195,30 @@ def main():
     make_args = [a for a in args.make_args.split() if not a.endswith("=")]
 
     tally = Tally()
-    host_unit_tests(tally)
-    suite_with_summary(tally, "bench unit tests", ["make", "--no-print-directory", "test-bench"], 900)
-    suite_with_summary(tally, "plots tests", ["make", "--no-print-directory", "test-plots"], 600)
-    suite_with_summary(tally, "compare unit tests", ["make", "--no-print-directory", "test-compare"], 600)
+    normal = args.variant == "bzImage"
+    reliability = ["python3", "tests/reliability.py", "--kernel", args.kernel,
+                   "--initrd", args.initrd]
+    if normal:
+        host_unit_tests(tally)
+        suite_with_summary(tally, "bench unit tests", ["make", "--no-print-directory", "test-bench"], 900)
+        suite_with_summary(tally, "plots tests", ["make", "--no-print-directory", "test-plots"], 600)
+        suite_with_summary(tally, "compare unit tests", ["make", "--no-print-directory", "test-compare"], 600)
+    else:
+        # What does not depend on the kernel runs once, with the normal
+        # kernel's make test (.ci/run runs both): the host unit suites,
+        # checkpatch, run-qemu.sh's own behaviour, and the suite's handling
+        # of hung, killed and starved guests.
+        print("(debug kernel: the host unit tests, checkpatch, the guest runner's "
+              "checks and reliability's bench-* cases run with `make test`, the "
+              "normal kernel)")
+        reliability += ["--only", ",".join(KERNEL_RELIABILITY)]
     if build(tally, make_args):
-        checkpatch(tally)
-        guest_harness(tally, args)
+        if normal:
+            checkpatch(tally)
+            guest_harness(tally, args)
         kselftests(tally, args)
-        suite_with_summary(tally, "reliability and security in the guest",
-                           ["python3", "tests/reliability.py", "--kernel", args.kernel,
-                            "--initrd", args.initrd], 3600)
-        if args.variant == "bzImage":
+        suite_with_summary(tally, "reliability and security in the guest", reliability, 3600)
+        if normal:
             check_regression(tally)
             guest_test = os.path.join(ROOT, "tests", "bench", "guest_test.sh")
             suite_with_summary(tally, "bench guest test", [guest_test, "--kernel", args.kernel,
