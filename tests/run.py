@@ -36,7 +36,7 @@ from contract import QEMU_EXIT  # noqa: E402
 GUEST_POOL = ["--hugepages", "256", "--hugepages-1g", "1"]
 # reliability.py's cases whose outcome depends on the kernel: the only ones
 # the debug kernel's make test runs.
-KERNEL_RELIABILITY = ("docs", "functional", "stress", "fuzz", "qemu-client")
+KERNEL_RELIABILITY = ("functional", "stress", "fuzz", "qemu-client")
 
 
 def run(argv, timeout=None, **kw):
