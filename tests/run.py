@@ -206,10 +206,10 @@ def main():
     else:
         # What does not depend on the kernel runs once, with the normal
         # kernel's make test (.ci/run runs both): the host unit suites,
-        # checkpatch, run-qemu.sh's own behaviour, and the suite's handling
-        # of hung, killed and starved guests.
+        # checkpatch, run-qemu.sh's own behaviour, the docs check of the
+        # patches, and the suite's handling of hung, killed and starved guests.
         print("(debug kernel: the host unit tests, checkpatch, the guest runner's "
-              "checks and reliability's bench-* cases run with `make test`, the "
+              "checks and reliability's docs and bench-* cases run with `make test`, the "
               "normal kernel)")
         reliability += ["--only", ",".join(KERNEL_RELIABILITY)]
     if build(tally, make_args):
