@@ -36,7 +36,8 @@ from bench/contract.py; runs go through bench/run.py (round i rotates the
 backings i positions, so drift favours none); kernels and initramfs are
 built by the Makefile; figures are drawn by compare/overlay.gp.
 
-Standard library only.
+Standard library only (and the project's bench/contract.py and
+tests/harness.py).
 """
 import argparse
 import csv
@@ -54,7 +55,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
 import contract  # noqa: E402
+import harness  # noqa: E402
 
 # Metadata that must agree before two sets of numbers are compared.
 MUST_MATCH = ("mode", "accel", "timing_source", "icount", "profile")
@@ -530,29 +533,20 @@ def interleaved(sides, rounds, args, log):
 SELFTEST = ["/selftests/hugetlb_dev"]
 SELFTEST_POOL = ["--hugepages", "64", "--hugepages-1g", "1"]
 SELFTEST_TIMEOUT = 900
-TAP = re.compile(r"^(not ok|ok) \d+ (.*)$")
 
 
 def tap_results(text):
-    """[(check, result)] of a kselftest's TAP output, in order; result is
-    pass, FAIL or skip.  A check is named by its description (numbers
-    shift when revisions add checks); a repeated description gets " #2",
-    " #3" ..."""
+    """[(check, result)] of a kselftest's TAP output (tests/harness.py
+    parses it), in order; result is pass, FAIL or skip.  A check is named
+    by its description (numbers shift when revisions add checks); a
+    repeated description gets " #2", " #3" ..."""
     out, seen = [], {}
-    for line in text.splitlines():
-        m = TAP.match(line.strip())
-        if not m:
-            continue
-        desc, result = m.group(2).strip(), "pass" if m.group(1) == "ok" \
-            else "FAIL"
-        skip = re.match(r"^#\s*SKIP\b\s*(.*)$", desc) or \
-            re.match(r"^(.*?)\s+#\s*SKIP\b", desc)
-        if skip:
-            desc, result = skip.group(1).strip(), "skip"
+    lines = (line.strip() for line in text.splitlines())
+    for desc, ok, _, skipped in harness.parse_tap(lines):
         seen[desc] = seen.get(desc, 0) + 1
         if seen[desc] > 1:
             desc += " #%d" % seen[desc]
-        out.append((desc, result))
+        out.append((desc, "skip" if skipped else "pass" if ok else "FAIL"))
     return out
 
 
