@@ -84,23 +84,16 @@ build() {
 		>"$work/obj-$1/build.log" 2>&1
 }
 
-# built_objects NAME: the touched objects that configuration NAME builds
-# (fs/hugetlbfs/inode.o is not built with HUGETLBFS=n, and compiling it
-# there only gives errors), kept in NAME.objects for the comparison
-built_objects() {
-	touched_objects | while read -r o; do
-		[ -f "$work/obj-$1/$o" ] && echo "$o"
-	done >"$work/$1.objects"
-}
-
 # warnings NAME ARCH FLAGS...: W=1 (or C=2) warnings of the touched objects
-# that NAME builds and whose source exists (the series adds some)
+# that NAME builds (fs/hugetlbfs/inode.o is not built with HUGETLBFS=n, and
+# compiling it there only gives errors) and whose source exists (the series
+# adds some)
 warnings() {
 	local name=$1 arch=$2 objs
 	shift 2
-	objs=$(while read -r o; do
-		[ -f "$src/${o%.o}.c" ] && echo "$o"
-	done <"$work/$name.objects")
+	objs=$(touched_objects | while read -r o; do
+		[ -f "$work/obj-$name/$o" ] && [ -f "$src/${o%.o}.c" ] && echo "$o"
+	done)
 	[ -n "$objs" ] || return 0
 	# shellcheck disable=SC2046
 	touch $(sed "s|^|$src/|; s|\.o$|.c|" <<<"$objs")
@@ -118,15 +111,15 @@ check_config() {
 		result 1 "$what builds" "see $work/obj-$name/build.log"
 		return
 	fi
-	built_objects "$name"
-	echo "$arch" >"$work/$name.arch"
+	checked+=("$name:$arch")
 	warnings "$name" "$arch" W=1 >"$work/$name.w1.series"
 	if command -v sparse >/dev/null; then
 		warnings "$name" "$arch" C=2 >"$work/$name.sparse.series"
 	fi
 }
 
-rm -f "$work"/*.series "$work"/*.base "$work"/*.objects "$work"/*.arch
+rm -f "$work"/*.series "$work"/*.base
+checked=()	# NAME:ARCH of each configuration that built
 check_config x86_64 x86_64 "x86_64 tinyconfig (HUGETLBFS=n)"
 check_config x86_64-huge x86_64 "x86_64 tinyconfig + HUGETLBFS + HUGETLB_DEVICE" \
 	CONFIG_SYSFS=y CONFIG_HUGETLBFS=y CONFIG_HUGETLB_DEVICE=y
@@ -137,9 +130,9 @@ check_config i386 i386 "i386 tinyconfig + HUGETLBFS + HUGETLB_DEVICE" \
 for p in $(series -r); do
 	patch -d "$src" -p1 --quiet -R <"$p"
 done
-for f in "$work"/*.arch; do
-	name=$(basename "$f" .arch)
-	arch=$(cat "$f")
+for c in "${checked[@]}"; do
+	name=${c%%:*}
+	arch=${c#*:}
 	warnings "$name" "$arch" W=1 >"$work/$name.w1.base"
 	if [ -f "$work/$name.sparse.series" ]; then
 		warnings "$name" "$arch" C=2 >"$work/$name.sparse.base"
