@@ -13,6 +13,12 @@ SHELL := /bin/bash
 PROFILE ?= quick
 export PROFILE
 
+# ARCH=arm64: the arm64 guest instead of the x86_64 one.
+ARCH ?= x86_64
+ifeq ($(filter x86_64 arm64,$(ARCH)),)
+$(error ARCH=$(ARCH) is not a guest this project builds: use ARCH=x86_64 (the default) or ARCH=arm64)
+endif
+
 # DEBUG=1 builds and tests the debug kernel variant instead.
 ifeq ($(DEBUG),1)
 KERNEL_VARIANT := bzImage-debug
@@ -48,7 +54,7 @@ help:
 	@echo "./run-qemu.sh --help   boot the guest by hand"
 
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh $(ARCH)
 
 # kernel/build.sh decides from a hash of tarball, series and config
 # fragments whether anything needs building, so this target always asks it;
