@@ -13,14 +13,28 @@ SHELL := /bin/bash
 PROFILE ?= quick
 export PROFILE
 
-# ARCH=arm64: the arm64 guest instead of the x86_64 one.
+# ARCH=arm64 builds the arm64 kernel (kernel/config/arm64.config) and its
+# kselftests instead of the x86_64 ones; no debug kernel there.
 ARCH ?= x86_64
 ifeq ($(filter x86_64 arm64,$(ARCH)),)
 $(error ARCH=$(ARCH) is not a guest this project builds: use ARCH=x86_64 (the default) or ARCH=arm64)
 endif
 
 # DEBUG=1 builds and tests the debug kernel variant instead.
+ifeq ($(ARCH),arm64)
 ifeq ($(DEBUG),1)
+$(error DEBUG=1 is for x86_64 only: kernel/config/debug.config has not been tried on arm64)
+endif
+KERNEL_VARIANT := Image-arm64
+KERNEL_ARCH := --arch arm64
+KERNEL_CONFIGS := --config kernel/config/arm64.config
+INITRAMFS := build/initramfs-arm64.cpio
+x86_only := $(filter initramfs test bench bench-guest bench-native bench-realprog-native \
+	test-kernel-build soak compare check-regression record-baseline,$(MAKECMDGOALS))
+ifneq ($(x86_only),)
+$(error make $(x86_only) is for x86_64 only so far; with ARCH=arm64 there are: deps kernel)
+endif
+else ifeq ($(DEBUG),1)
 KERNEL_VARIANT := bzImage-debug
 KERNEL_CONFIGS := --config kernel/config/base.config --config kernel/config/debug.config
 INITRAMFS := build/initramfs-debug.cpio
@@ -61,7 +75,7 @@ deps:
 # it rebuilds incrementally, recompiling only what the change touches.
 # KERNEL_PATCHES=DIR builds another series (compare/compare.py does).
 kernel: deps
-	@kernel/build.sh --variant $(KERNEL_VARIANT) $(KERNEL_CONFIGS) $(if $(KERNEL_PATCHES),--patches $(KERNEL_PATCHES))
+	@kernel/build.sh $(KERNEL_ARCH) --variant $(KERNEL_VARIANT) $(KERNEL_CONFIGS) $(if $(KERNEL_PATCHES),--patches $(KERNEL_PATCHES))
 
 # Several kernel builds (incremental ones and one from scratch).
 test-kernel-build: deps
