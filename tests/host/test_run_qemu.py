@@ -300,9 +300,21 @@ class RunQemuOptions(unittest.TestCase):
         self.assertIn("hugepagesz=64K\\ hugepages=64\\ hugepagesz=2M\\ hugepages=64\\ "
                       "hugepagesz=32M\\ hugepages=4\\ hugepagesz=1G\\ hugepages=0", r.stdout)
         self.assertIn(["-m", "2G"], self.windows(r.stdout, 2))
-        r = self.run_qemu("--arch", "arm64", "--dry-run", files=False)
-        self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0])
-        self.assertIn("build/kernel/Image-arm64: run 'make kernel ARCH=arm64'", r.stderr)
+        # What it boots by default: the arm64 kernel and initramfs, built or
+        # not (then it says how to build them).
+        kernel = os.path.join(ROOT, "build", "kernel", "Image-arm64")
+        r = self.run_qemu("--arch", "arm64", "--initrd", self.initrd, "--dry-run", files=False)
+        if os.path.exists(kernel):
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn(["-kernel", kernel], self.windows(r.stdout, 2))
+        else:
+            self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0])
+            self.assertIn("build/kernel/Image-arm64: run 'make kernel ARCH=arm64'", r.stderr)
+        if not os.path.exists(os.path.join(ROOT, "build", "initramfs-arm64.cpio")):
+            r = self.run_qemu("--arch", "arm64", "--kernel", self.kernel, "--dry-run",
+                              files=False)
+            self.assertIn("build/initramfs-arm64.cpio: run 'make initramfs ARCH=arm64'",
+                          r.stderr)
 
     def test_arm64_is_tcg_only(self):
         # Even where KVM works, it cannot run an arm64 guest on this host.
