@@ -13,9 +13,10 @@ SHELL := /bin/bash
 PROFILE ?= quick
 export PROFILE
 
-# ARCH=arm64 builds the arm64 kernel (kernel/config/arm64.config), its
-# kselftests and initramfs instead of the x86_64 ones (run-qemu.sh --arch
-# arm64 boots them); no benchmarks, no debug kernel there.
+# ARCH=arm64 builds and boots the arm64 guest (qemu-system-aarch64 -M virt,
+# kernel/config/arm64.config) instead of the x86_64 one.  Only the kernel,
+# its kselftests and the guest run there so far: no benchmarks, no debug
+# kernel.
 ARCH ?= x86_64
 ifeq ($(filter x86_64 arm64,$(ARCH)),)
 $(error ARCH=$(ARCH) is not a guest this project builds: use ARCH=x86_64 (the default) or ARCH=arm64)
@@ -30,10 +31,10 @@ KERNEL_VARIANT := Image-arm64
 KERNEL_ARCH := --arch arm64
 KERNEL_CONFIGS := --config kernel/config/arm64.config
 INITRAMFS := build/initramfs-arm64.cpio
-x86_only := $(filter test bench bench-guest bench-native bench-realprog-native \
-	test-kernel-build soak compare check-regression record-baseline,$(MAKECMDGOALS))
+x86_only := $(filter bench bench-guest bench-native bench-realprog-native test-kernel-build \
+	soak compare check-regression record-baseline,$(MAKECMDGOALS))
 ifneq ($(x86_only),)
-$(error make $(x86_only) is for x86_64 only so far; with ARCH=arm64 there are: deps kernel initramfs)
+$(error make $(x86_only) is for x86_64 only so far; with ARCH=arm64 there are: deps kernel initramfs test)
 endif
 else ifeq ($(DEBUG),1)
 KERNEL_VARIANT := bzImage-debug
@@ -66,6 +67,7 @@ help:
 	@echo "make soak         stress and interface fuzzer in the guest (SOAK_SEED=n SOAK_SECONDS=n, DEBUG=1)"
 	@echo "make compare A=<rev> B=<rev> [ICOUNT=1]   did performance move? (rev: current, rfc, slow, git rev)"
 	@echo "make check-regression   deterministic fault/mmap cost against results/baseline"
+	@echo "ARCH=arm64        with deps, kernel, initramfs, test: the arm64 guest (TCG)"
 	@echo "./run-qemu.sh --help   boot the guest by hand"
 
 deps:
@@ -94,7 +96,7 @@ initramfs: kernel $(INITRAMFS_BINS)
 	@kernel/initramfs/build.sh $(INITRAMFS_ARCH) $(INITRAMFS) "$$(dirname "$$(readlink -f $(KERNEL))")/selftests" $(INITRAMFS_BINS)
 
 test: deps
-	@python3 tests/run.py --kernel $(KERNEL) --initrd $(INITRAMFS) --variant $(KERNEL_VARIANT) --make-args "DEBUG=$(DEBUG)"
+	@python3 tests/run.py --kernel $(KERNEL) --initrd $(INITRAMFS) --variant $(KERNEL_VARIANT) --make-args "DEBUG=$(DEBUG)" $(if $(filter arm64,$(ARCH)),--arch arm64)
 
 bench: deps kernel initramfs
 	@$(MAKE) --no-print-directory bench-guest KERNEL=$(KERNEL) INITRAMFS=$(INITRAMFS)
