@@ -65,7 +65,9 @@ die_usage() {
 
 # A value that is missing, or is the next option, is refused.
 need_arg() {
-	[ "$#" -ge 2 ] && [[ "$2" != --* ]] || die_usage "$1 needs a value"
+	if [ "$#" -lt 2 ] || [[ "$2" == --* ]]; then
+		die_usage "$1 needs a value"
+	fi
 }
 
 need_uint() {
@@ -229,6 +231,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/run-qemu.XXXXXX")
 qemu_pid=
 # The console is written inside $work, so guests running side by side never
 # share a file, and moved to --console-log when the guest is gone.
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
 	if [ -n "$qemu_pid" ]; then
 		kill "$qemu_pid" 2>/dev/null || true

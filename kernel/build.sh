@@ -198,8 +198,9 @@ if [ ! -f "$pristine/.extracted" ]; then
 fi
 exec 7>&-
 # kernel/checkpatch.sh looks for a tree the series applies to here.
-[ -d "$root/build/src/$series_id" ] && [ ! -L "$root/build/src/$series_id" ] ||
+if ! { [ -d "$root/build/src/$series_id" ] && [ ! -L "$root/build/src/$series_id" ]; }; then
 	ln -sfn "linux-$tarball_id" "$root/build/src/$series_id"
+fi
 
 # Why this build happens: the inputs against those of the slot's last build.
 inputs >"$tree.inputs.new"
@@ -248,6 +249,8 @@ rm -f "$cfg/inputs"
 
 changed=$("$root/kernel/reconcile.py" --pristine "$pristine" --tree "$src" \
 	${series_files[@]+"${series_files[@]}"})
+# One line per changed file, each prefixed.
+# shellcheck disable=SC2001
 [ -z "$changed" ] || sed 's/^/kernel: source /' <<<"$changed"
 
 # The config, generated apart and copied into obj/ only when it differs,
@@ -272,10 +275,12 @@ for frag in "${configs[@]}"; do
 	while IFS= read -r line; do
 		if ! grep -qxF "$line" "$cfg/.config"; then
 			opt=${line%%=*}
-			echo "kernel/build.sh: $(basename "$frag") asks for $line but the config has: $(grep -E "^(# )?$opt[= ]" "$cfg/.config" || echo "nothing") (a dependency is missing)" >&2
+			echo "kernel/build.sh: $(basename "$frag") asks for $line but the config has: $(grep -E "^(# )?${opt}[= ]" "$cfg/.config" || echo "nothing") (a dependency is missing)" >&2
 			exit 1
 		fi
 	done < <(grep -E '^CONFIG_[A-Z0-9_]+=' "$frag")
+	# Option names, one word each.
+	# shellcheck disable=SC2013
 	for opt in $(sed -n 's/^# \(CONFIG_[A-Z0-9_]*\) is not set$/\1/p' "$frag"); do
 		if grep -q "^$opt=" "$cfg/.config"; then
 			echo "kernel/build.sh: $(basename "$frag") turns $opt off but another option selects it (make -C build/tree/$slot/src O=../cfg${toolchain[*]+ ARCH=$arch ${toolchain[*]}} menuconfig, then search it with /)" >&2
@@ -308,7 +313,7 @@ if ! run_progress "building $image" "$tree/build.log" "${mk[@]}" -j"$(nproc)" "$
 fi
 compiled=$(grep -E '^  (CC|AS) ' "$tree/build.log" | awk '{print $2}' || true)
 n=$(printf '%s' "$compiled" | grep -c . || true)
-echo "kernel: compiled $n objects$([ "$n" -gt 0 ] && [ "$n" -le 8 ] && echo ": $(echo $compiled)")"
+echo "kernel: compiled $n objects$([ "$n" -gt 0 ] && [ "$n" -le 8 ] && echo ": $(paste -sd' ' <<<"$compiled")")"
 "${mk[@]}" -s headers_install >/dev/null
 
 tmp="${out:-$result}.tmp"
