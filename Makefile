@@ -13,8 +13,30 @@ SHELL := /bin/bash
 PROFILE ?= quick
 export PROFILE
 
+# ARCH=arm64 builds and boots the arm64 guest (qemu-system-aarch64 -M virt,
+# kernel/config/arm64.config) instead of the x86_64 one.  Only the kernel,
+# its kselftests and the guest run there so far: no benchmarks, no debug
+# kernel.
+ARCH ?= x86_64
+ifeq ($(filter x86_64 arm64,$(ARCH)),)
+$(error ARCH=$(ARCH) is not a guest this project builds: use ARCH=x86_64 (the default) or ARCH=arm64)
+endif
+
 # DEBUG=1 builds and tests the debug kernel variant instead.
+ifeq ($(ARCH),arm64)
 ifeq ($(DEBUG),1)
+$(error DEBUG=1 is for x86_64 only: kernel/config/debug.config has not been tried on arm64)
+endif
+KERNEL_VARIANT := Image-arm64
+KERNEL_ARCH := --arch arm64
+KERNEL_CONFIGS := --config kernel/config/arm64.config
+INITRAMFS := build/initramfs-arm64.cpio
+x86_only := $(filter bench bench-guest bench-native bench-realprog-native test-kernel-build \
+	soak compare check-regression record-baseline,$(MAKECMDGOALS))
+ifneq ($(x86_only),)
+$(error make $(x86_only) is for x86_64 only so far; with ARCH=arm64 there are: deps kernel initramfs test)
+endif
+else ifeq ($(DEBUG),1)
 KERNEL_VARIANT := bzImage-debug
 KERNEL_CONFIGS := --config kernel/config/base.config --config kernel/config/debug.config
 INITRAMFS := build/initramfs-debug.cpio
@@ -45,28 +67,36 @@ help:
 	@echo "make soak         stress and interface fuzzer in the guest (SOAK_SEED=n SOAK_SECONDS=n, DEBUG=1)"
 	@echo "make compare A=<rev> B=<rev> [ICOUNT=1]   did performance move? (rev: current, rfc, slow, git rev)"
 	@echo "make check-regression   deterministic fault/mmap cost against results/baseline"
+	@echo "ARCH=arm64        with deps, kernel, initramfs, test: the arm64 guest (TCG)"
 	@echo "./run-qemu.sh --help   boot the guest by hand"
 
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh $(ARCH)
 
 # kernel/build.sh decides from a hash of tarball, series and config
 # fragments whether anything needs building, so this target always asks it;
 # it rebuilds incrementally, recompiling only what the change touches.
 # KERNEL_PATCHES=DIR builds another series (compare/compare.py does).
 kernel: deps
-	@kernel/build.sh --variant $(KERNEL_VARIANT) $(KERNEL_CONFIGS) $(if $(KERNEL_PATCHES),--patches $(KERNEL_PATCHES))
+	@kernel/build.sh $(KERNEL_ARCH) --variant $(KERNEL_VARIANT) $(KERNEL_CONFIGS) $(if $(KERNEL_PATCHES),--patches $(KERNEL_PATCHES))
 
 # Several kernel builds (incremental ones and one from scratch).
 test-kernel-build: deps
 	@python3 tests/kbuild/incremental.py $(KERNEL_CONFIGS)
 
-# Cheap (a cpio of ~40 MB), so rebuilt whenever asked for.
-initramfs: kernel $(BENCH_BINS) $(REALPROG) $(PRELOAD_SO)
-	@kernel/initramfs/build.sh $(INITRAMFS) "$$(dirname "$$(readlink -f $(KERNEL))")/selftests" $(BENCH_BINS) $(REALPROG) $(PRELOAD_SO)
+# Cheap (a cpio of ~40 MB), so rebuilt whenever asked for.  The arm64 one
+# holds no benchmarks: they are x86_64 programs so far.
+ifeq ($(ARCH),arm64)
+INITRAMFS_ARCH := --arch arm64
+INITRAMFS_BINS :=
+else
+INITRAMFS_BINS = $(BENCH_BINS) $(REALPROG) $(PRELOAD_SO)
+endif
+initramfs: kernel $(INITRAMFS_BINS)
+	@kernel/initramfs/build.sh $(INITRAMFS_ARCH) $(INITRAMFS) "$$(dirname "$$(readlink -f $(KERNEL))")/selftests" $(INITRAMFS_BINS)
 
 test: deps
-	@python3 tests/run.py --kernel $(KERNEL) --initrd $(INITRAMFS) --variant $(KERNEL_VARIANT) --make-args "DEBUG=$(DEBUG)"
+	@python3 tests/run.py --kernel $(KERNEL) --initrd $(INITRAMFS) --variant $(KERNEL_VARIANT) --make-args "DEBUG=$(DEBUG)" $(if $(filter arm64,$(ARCH)),--arch arm64)
 
 bench: deps kernel initramfs
 	@$(MAKE) --no-print-directory bench-guest KERNEL=$(KERNEL) INITRAMFS=$(INITRAMFS)

@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Boot the project's kernel in QEMU with huge pages preallocated and run a job.
+# --arch arm64 boots the arm64 kernel instead (qemu-system-aarch64 -M virt
+# -cpu max, under TCG), with its four huge page sizes.
 #
 #   ./run-qemu.sh [options] [-- CMD [ARGS...]]
 #
@@ -26,15 +28,21 @@ usage() {
 	cat <<'EOF'
 usage: run-qemu.sh [options] [--shell | -- CMD [ARGS...]]
 
+  --arch x86_64|arm64 the guest's architecture (default x86_64); arm64 is
+                      qemu-system-aarch64 -M virt -cpu max, TCG only
   --hugepages N       2 MB huge pages to preallocate (default 64)
   --hugepages-1g N    1 GB huge pages to preallocate (default 0)
+  --hugepages-64k N   arm64 only: 64 KB huge pages to preallocate (default 64)
+  --hugepages-32m N   arm64 only: 32 MB huge pages to preallocate (default 4)
   --mem SIZE          guest memory, QEMU syntax (default 2G, or 4+N G with
-                      --hugepages-1g N)
+                      --hugepages-1g N; on arm64 2+N G)
   --smp N             guest CPUs (default 1)
-  --kernel PATH       bzImage to boot (default build/kernel/bzImage)
-  --initrd PATH       base initramfs (default build/initramfs.cpio)
+  --kernel PATH       kernel to boot (default build/kernel/bzImage; on arm64
+                      build/kernel/Image-arm64)
+  --initrd PATH       base initramfs (default build/initramfs.cpio; on arm64
+                      build/initramfs-arm64.cpio)
   --accel kvm|tcg     default: kvm only if /proc/cpuinfo shows vmx or svm and
-                      /dev/kvm opens read-write, else tcg
+                      /dev/kvm opens read-write, else tcg; arm64: tcg only
   --icount            -icount shift=0: guest time counts instructions (tcg only)
   --host-pages hugetlb|thp|none
                       kvm only: what backs guest RAM on the host (default
@@ -57,19 +65,24 @@ die_usage() {
 
 # A value that is missing, or is the next option, is refused.
 need_arg() {
-	[ "$#" -ge 2 ] && [[ "$2" != --* ]] || die_usage "$1 needs a value"
+	if [ "$#" -lt 2 ] || [[ "$2" == --* ]]; then
+		die_usage "$1 needs a value"
+	fi
 }
 
 need_uint() {
 	[[ "$2" =~ ^[0-9]+$ ]] || die_usage "$1 wants a whole number, got '$2'"
 }
 
+arch=x86_64
 hugepages=64
 hugepages_1g=0
+hugepages_64k=
+hugepages_32m=
 mem=
 smp=1
-kernel="$here/build/kernel/bzImage"
-initrd="$here/build/initramfs.cpio"
+kernel=
+initrd=
 accel=
 icount=0
 host_pages=
@@ -87,6 +100,9 @@ while [ "$#" -gt 0 ]; do
 	case "$1" in
 	--hugepages) need_arg "$@"; need_uint "$1" "$2"; hugepages=$2; shift 2 ;;
 	--hugepages-1g) need_arg "$@"; need_uint "$1" "$2"; hugepages_1g=$2; shift 2 ;;
+	--hugepages-64k) need_arg "$@"; need_uint "$1" "$2"; hugepages_64k=$2; shift 2 ;;
+	--hugepages-32m) need_arg "$@"; need_uint "$1" "$2"; hugepages_32m=$2; shift 2 ;;
+	--arch) need_arg "$@"; arch=$2; shift 2 ;;
 	--mem) need_arg "$@"; mem=$2; shift 2 ;;
 	--smp) need_arg "$@"; need_uint "$1" "$2"; smp=$2; shift 2 ;;
 	--kernel) need_arg "$@"; kernel=$2; shift 2 ;;
@@ -105,19 +121,48 @@ while [ "$#" -gt 0 ]; do
 	esac
 done
 
+# What differs between the guests: QEMU, the machine, what to boot, the
+# console (the job's output has its own channel, see below) and the huge
+# page sizes there are besides 2 MB and 1 GB.
+case "$arch" in
+x86_64)
+	qemu_bin=qemu-system-x86_64 qemu_pkg=qemu-system-x86
+	default_kernel="$here/build/kernel/bzImage"
+	default_initrd="$here/build/initramfs.cpio"
+	for opt in 64k 32m; do
+		v=hugepages_$opt
+		[ -z "${!v}" ] || die_usage "--hugepages-$opt: x86_64 has no such huge page size (only 2 MB and 1 GB); it is for --arch arm64"
+	done
+	hugepages_64k=0 hugepages_32m=0 ;;
+arm64)
+	qemu_bin=qemu-system-aarch64 qemu_pkg=qemu-system-arm
+	default_kernel="$here/build/kernel/Image-arm64"
+	default_initrd="$here/build/initramfs-arm64.cpio"
+	hugepages_64k=${hugepages_64k:-64} hugepages_32m=${hugepages_32m:-4} ;;
+*) die_usage "--arch wants x86_64 or arm64, got '$arch'" ;;
+esac
+kernel=${kernel:-$default_kernel}
+initrd=${initrd:-$default_initrd}
+make_arch=
+[ "$arch" = x86_64 ] || make_arch=" ARCH=$arch"
+
 [ "$smp" -ge 1 ] || die_usage "--smp must be at least 1"
 [ "$shell" = 1 ] && [ "${#cmd[@]}" -gt 0 ] && die_usage "--shell and -- CMD exclude each other"
-[ -f "$kernel" ] || die_usage "no kernel at $kernel: run 'make kernel' or pass --kernel PATH"
-[ -f "$initrd" ] || die_usage "no initramfs at $initrd: run 'make initramfs' or pass --initrd PATH"
+[ -f "$kernel" ] || die_usage "no kernel at $kernel: run 'make kernel$make_arch' or pass --kernel PATH"
+[ -f "$initrd" ] || die_usage "no initramfs at $initrd: run 'make initramfs$make_arch' or pass --initrd PATH"
 for f in "${adds[@]}"; do
 	[ -f "$f" ] || die_usage "--add $f: no such file"
 done
 # 1 GB pages are carved out at boot from 1 GB-aligned free RAM, which
 # QEMU's pc layout only offers above 4 GB, and the top of that holds the
-# kernel's early allocations: 4 GB plus one per page always fits.  TCG
-# backs guest RAM lazily, so the unused gigabytes cost the host nothing.
+# kernel's early allocations: 4 GB plus one per page always fits.  The
+# arm64 virt machine's RAM starts at 1 GB, but its first gigabyte holds
+# the kernel and the initramfs: 2 GB plus one per page.  TCG backs guest
+# RAM lazily, so the unused gigabytes cost the host nothing.
 if [ -z "$mem" ]; then
-	if [ "$hugepages_1g" -gt 0 ]; then
+	if [ "$hugepages_1g" -gt 0 ] && [ "$arch" = arm64 ]; then
+		mem="$((2 + hugepages_1g))G"
+	elif [ "$hugepages_1g" -gt 0 ]; then
 		mem="$((4 + hugepages_1g))G"
 	else
 		mem=2G
@@ -132,13 +177,15 @@ case "$mem" in
 *) mem_mb=$mem ;;
 esac
 [[ "$mem_mb" =~ ^[0-9]+$ ]] || die_usage "--mem wants a size like 2G or 512M, got '$mem'"
-pool_mb=$((hugepages * 2 + hugepages_1g * 1024))
+pool_mb=$((hugepages * 2 + hugepages_1g * 1024 + hugepages_64k / 16 + hugepages_32m * 32))
+pools="$hugepages x 2 MB + $hugepages_1g x 1 GB"
+[ "$arch" = x86_64 ] || pools="$hugepages_64k x 64 KB + $pools + $hugepages_32m x 32 MB"
 if [ $((pool_mb + guest_reserve_mb)) -gt "$mem_mb" ]; then
-	echo "run-qemu.sh: $hugepages x 2 MB + $hugepages_1g x 1 GB huge pages need ${pool_mb} MB, but a ${mem_mb} MB guest has room for $((mem_mb - guest_reserve_mb)) MB of pools: raise --mem or ask for fewer pages" >&2
+	echo "run-qemu.sh: $pools huge pages need ${pool_mb} MB, but a ${mem_mb} MB guest has room for $((mem_mb - guest_reserve_mb)) MB of pools: raise --mem or ask for fewer pages" >&2
 	exit "$QEMU_EXIT_NOPOOL"
 fi
-command -v qemu-system-x86_64 >/dev/null ||
-	die_usage "qemu-system-x86_64 not found: run 'make deps' (Debian package qemu-system-x86)"
+command -v "$qemu_bin" >/dev/null ||
+	die_usage "$qemu_bin not found: run 'make deps$make_arch' (Debian package $qemu_pkg)"
 
 # /dev/kvm alone proves nothing: on a nested PVM host it opens and
 # KVM_CREATE_VM works, yet guests hang.  Hardware virtualisation shows in
@@ -154,8 +201,12 @@ kvm_usable() {
 		(exec 3<>"$kvm_dev") 2>/dev/null
 }
 
+# This host is x86-64: KVM can run an x86_64 guest only.
+if [ "$arch" = arm64 ] && [ "$accel" = kvm ]; then
+	die_usage "--accel kvm: the arm64 guest runs under TCG only (KVM runs guests of the host's own architecture, x86-64)"
+fi
 case "$accel" in
-"") if kvm_usable; then accel=kvm; else accel=tcg; fi ;;
+"") if [ "$arch" = x86_64 ] && kvm_usable; then accel=kvm; else accel=tcg; fi ;;
 kvm) kvm_usable || echo "run-qemu.sh: warning: --accel kvm without vmx/svm in /proc/cpuinfo: the guest may hang" >&2 ;;
 tcg) ;;
 *) die_usage "--accel wants kvm or tcg, got '$accel'" ;;
@@ -180,6 +231,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/run-qemu.XXXXXX")
 qemu_pid=
 # The console is written inside $work, so guests running side by side never
 # share a file, and moved to --console-log when the guest is gone.
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
 	if [ -n "$qemu_pid" ]; then
 		kill "$qemu_pid" 2>/dev/null || true
@@ -225,15 +277,26 @@ cat "$initrd" "$work/job.cpio" >"$work/initrd.cpio"
 # no_timer_check: the boot-time check that the IO-APIC timer ticks within a
 # few loops fails on a loaded TCG host and panics ("IO-APIC + timer doesn't
 # work!"); QEMU's timer is known to work.
-append="console=ttyS0 panic=-1 rdinit=/init tsc=reliable no_timer_check"
 # Naming 1G even with no pages registers the size, as on a distribution
-# kernel, so /dev/hugetlb-1048576kB exists with an empty pool.
-append+=" hugepagesz=2M hugepages=$hugepages hugepagesz=1G hugepages=$hugepages_1g"
+# kernel, so /dev/hugetlb-1048576kB exists with an empty pool.  arm64
+# registers its four sizes itself; each is named with its pool all the same.
+if [ "$arch" = arm64 ]; then
+	append="console=ttyAMA0 panic=-1 rdinit=/init"
+	append+=" hugepagesz=64K hugepages=$hugepages_64k hugepagesz=2M hugepages=$hugepages"
+	append+=" hugepagesz=32M hugepages=$hugepages_32m hugepagesz=1G hugepages=$hugepages_1g"
+else
+	append="console=ttyS0 panic=-1 rdinit=/init tsc=reliable no_timer_check"
+	append+=" hugepagesz=2M hugepages=$hugepages hugepagesz=1G hugepages=$hugepages_1g"
+fi
 
-qemu=(qemu-system-x86_64 -nodefaults -no-reboot -display none
+qemu=("$qemu_bin" -nodefaults -no-reboot -display none
 	-m "$mem" -smp "$smp" -kernel "$kernel" -initrd "$work/initrd.cpio"
 	-append "$append")
-if [ "$accel" = kvm ]; then
+if [ "$arch" = arm64 ]; then
+	# GICv3 rather than virt's default GICv2: the interrupt controller of
+	# current Arm servers, and not limited to 8 CPUs.
+	qemu+=(-machine "virt,gic-version=3" -accel tcg -cpu max)
+elif [ "$accel" = kvm ]; then
 	# -cpu host passes the vPMU through, so the guest sees real counters.
 	qemu+=(-accel kvm -cpu host)
 else
@@ -297,9 +360,14 @@ if [ "$shell" = 1 ]; then
 	exit 0
 fi
 # ttyS0 carries the kernel console to a file; ttyS1 carries the job's output
-# to our stdout, so the two never interleave.
-qemu+=(-serial "file:$work/console.log" -chardev stdio,id=job,signal=off
-	-serial chardev:job)
+# to our stdout, so the two never interleave.  On arm64 the virt machine's
+# one UART (ttyAMA0) is the console and a virtio console (hvc0) the job's.
+qemu+=(-serial "file:$work/console.log" -chardev "stdio,id=job,signal=off")
+if [ "$arch" = arm64 ]; then
+	qemu+=(-device virtio-serial-device -device "virtconsole,chardev=job")
+else
+	qemu+=(-serial chardev:job)
+fi
 
 console_tail() {
 	echo "---- last 40 console lines ($console_log) ----" >&2

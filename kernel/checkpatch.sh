@@ -1,13 +1,15 @@
 #!/bin/bash
 # scripts/checkpatch.pl --strict on every patch of the series, run from a
-# tree the series applies to (make kernel extracts one).  Clean means no
-# error, warning or check at all.
+# tree the series applies to (make kernel extracts one, for either ARCH).
+# Clean means no error, warning or check at all.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-series_id=$(cat "$root/build/kernel/bzImage.series" 2>/dev/null || true)
+# The series id as kernel/build.sh computes it (for either architecture).
+series_id=$(find "$root/kernel/patches" -maxdepth 1 -name '*.patch' ! -name '0000-*' | sort |
+	xargs cat | sha256sum | cut -c1-12)
 tree="$root/build/src/$series_id"
-if [ -z "$series_id" ] || [ ! -x "$tree/scripts/checkpatch.pl" ]; then
+if [ ! -x "$tree/scripts/checkpatch.pl" ]; then
 	echo "checkpatch: no extracted tree for the current series: run 'make kernel' first" >&2
 	exit 1
 fi

@@ -2,7 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 # Install the Debian packages the project needs, if any are missing.
 # Run by `make deps`, which `make bench` and `make test` both run first.
+#
+#   scripts/deps.sh [x86_64|arm64]
+#
+# The guest architecture (the Makefile's ARCH, default x86_64) decides what
+# else is needed: arm64 adds a cross compiler, its libc, QEMU for arm64
+# and Debian's arm64 package lists, from which kernel/initramfs/build.sh
+# fetches busybox-static:arm64.
 set -eu
+
+arch=${1:-x86_64}
 
 # What each package is for:
 #   linux-source-6.12  the kernel tarball the series applies to
@@ -20,6 +29,21 @@ set -eu
 pkgs="linux-source-6.12 gcc gcc-multilib make bc flex bison libelf-dev libssl-dev ccache lz4
 cpio xz-utils rsync busybox-static qemu-system-x86 linux-perf gnuplot-nox python3
 python3-ply python3-git"
+# For ARCH=arm64:
+#   clang lld llvm     the arm64 kernel (LLVM=1) and its static kselftests
+#                      (--target=aarch64-linux-gnu).  Not Debian's
+#                      gcc-aarch64-linux-gnu: bookworm's gcc-12-multilib
+#                      conflicts with it, and installing one removes the other.
+#   libc6-dev-arm64-cross libgcc-12-dev-arm64-cross  libc, crt files and
+#                      libgcc for the static kselftests
+#   qemu-system-arm    the arm64 guest (qemu-system-aarch64 -M virt)
+case "$arch" in
+x86_64) ;;
+arm64) pkgs="$pkgs clang lld llvm libc6-dev-arm64-cross libgcc-12-dev-arm64-cross qemu-system-arm" ;;
+*)
+	echo "deps: unknown architecture '$arch': ARCH is x86_64 (the default) or arm64" >&2
+	exit 2 ;;
+esac
 
 missing=
 for p in $pkgs; do
@@ -27,17 +51,34 @@ for p in $pkgs; do
 		missing="$missing $p"
 	fi
 done
-[ -z "$missing" ] && exit 0
+# busybox-static:arm64 cannot be installed beside the amd64 one (both own
+# /bin/busybox), so the initramfs builder fetches it with apt-get download,
+# which needs dpkg to know arm64 and apt to have its package lists.
+foreign=
+if [ "$arch" = arm64 ] && ! apt-cache show busybox-static:arm64 >/dev/null 2>&1; then
+	foreign=arm64
+fi
+[ -z "$missing" ] && [ -z "$foreign" ] && exit 0
 
-echo "deps: installing:$missing"
+echo "deps: installing:$missing${foreign:+ (and the arm64 package lists)}"
 if [ "$(id -u)" != 0 ]; then
-	echo "deps: missing packages:$missing" >&2
-	echo "deps: not root, so cannot install them: run 'sudo make deps' or install them with apt-get" >&2
+	[ -z "$missing" ] || echo "deps: missing packages:$missing" >&2
+	[ -z "$foreign" ] || echo "deps: apt has no arm64 package lists (dpkg --add-architecture arm64, apt-get update)" >&2
+	make_deps="make deps"
+	[ "$arch" = x86_64 ] || make_deps="make deps ARCH=$arch"
+	echo "deps: not root, so cannot install them: run 'sudo $make_deps' or install them with apt-get" >&2
 	exit 1
 fi
-export DEBIAN_FRONTEND=noninteractive
-if ! apt-get update -q >/dev/null || ! apt-get install -y -q --no-install-recommends $missing >/dev/null; then
-	echo "deps: apt-get could not install:$missing" >&2
+apt_failed() {
+	echo "deps: apt-get could not $1" >&2
 	echo "deps: check the network and /etc/apt/sources.list, then run 'make deps' again" >&2
 	exit 1
+}
+export DEBIAN_FRONTEND=noninteractive
+[ -z "$foreign" ] || dpkg --add-architecture arm64
+apt-get update -q >/dev/null || apt_failed "update its package lists"
+# $missing is a list of words.
+# shellcheck disable=SC2086
+if [ -n "$missing" ] && ! apt-get install -y -q --no-install-recommends $missing >/dev/null; then
+	apt_failed "install:$missing"
 fi

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""kernel/build.sh refuses an option without its value, before it builds
-anything, and says which option it was."""
+"""kernel/build.sh refuses an option without its value, and an architecture
+it does not build, before it builds anything, and says which option it was."""
 import os
 import subprocess
 import unittest
@@ -17,7 +17,7 @@ class MissingValue(unittest.TestCase):
         return r.stderr
 
     def test_last_option_without_value(self):
-        for opt in ("--patches", "--variant", "--config", "--out", "--slot"):
+        for opt in ("--arch", "--patches", "--variant", "--config", "--out", "--slot"):
             self.assertIn("%s needs a value" % opt, self.refused(opt))
 
     def test_option_followed_by_option(self):
@@ -26,6 +26,10 @@ class MissingValue(unittest.TestCase):
 
     def test_empty_value(self):
         self.assertIn("--patches needs a value", self.refused("--patches", ""))
+
+    def test_unknown_architecture(self):
+        self.assertIn("--arch wants x86_64 or arm64, got 'riscv64'",
+                      self.refused("--arch", "riscv64"))
 
 
 if __name__ == "__main__":

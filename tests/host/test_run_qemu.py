@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Host-side tests of run-qemu.sh: option checking, accelerator choice and
-the host pages under guest RAM.
+"""Host-side tests of run-qemu.sh: option checking, accelerator choice, the
+host pages under guest RAM, and the arm64 guest's command line.
 
 These never boot a guest: --dry-run prints the QEMU command line and the job
 files instead, and the host-pages check runs against a fake QEMU that only
@@ -32,12 +32,15 @@ time.sleep(2)
 """
 
 # A QEMU whose guest writes, on its Nth boot (counted in FAKE_BOOTS), the
-# console lines of FAKE_CONSOLE_<N> (or FAKE_CONSOLE), then ends.
+# console lines of FAKE_CONSOLE_<N> (or FAKE_CONSOLE), then ends; with
+# FAKE_ARGV set it writes its arguments there, one a line.
 FAKE_QEMU_CONSOLE = """#!/usr/bin/env python3
 import os, sys
 n = int(open(os.environ["FAKE_BOOTS"]).read() or 0) + 1
 open(os.environ["FAKE_BOOTS"], "w").write(str(n))
 text = os.environ.get("FAKE_CONSOLE_%d" % n, os.environ["FAKE_CONSOLE"])
+if "FAKE_ARGV" in os.environ:
+    open(os.environ["FAKE_ARGV"], "w").write("\\n".join(sys.argv))
 with open([a[5:] for a in sys.argv if a.startswith("file:")][0], "w") as f:
     f.write(text.replace("|", "\\r\\n"))
 """
@@ -180,11 +183,12 @@ class RunQemuOptions(unittest.TestCase):
         self.assertIn("host pages: n/a", r.stdout)
         self.assertNotIn("memory-backend", r.stdout)
 
-    def fake_host(self, free_2m=0, thp="always [madvise] never", qemu=FAKE_QEMU):
+    def fake_host(self, free_2m=0, thp="always [madvise] never", qemu=FAKE_QEMU,
+                  name="qemu-system-x86_64"):
         """A fake QEMU on PATH and fake sysfs pool and THP files."""
         bindir = os.path.join(self.tmp.name, "bin")
         os.makedirs(bindir, exist_ok=True)
-        path = os.path.join(bindir, "qemu-system-x86_64")
+        path = os.path.join(bindir, name)
         with open(path, "w") as f:
             f.write(qemu)
         os.chmod(path, 0o755)
@@ -264,6 +268,96 @@ class RunQemuOptions(unittest.TestCase):
         r, boots = self.clock_boots(FAKE_CONSOLE=self.BAD_CLOCK)
         self.assertEqual((r.returncode, boots), (QEMU_EXIT["CLOCK"][0], 3), r.stderr)
         self.assertIn("no boot calibrated the guest clock", r.stderr)
+
+
+    # -- the arm64 guest (--arch arm64)
+
+    def qemu_words(self, dry_run_out):
+        return shlex.split(next(l for l in dry_run_out.splitlines()
+                                if l.startswith("qemu-system")))
+
+    def test_arm64_command_line_and_pools(self):
+        r = self.run_qemu("--arch", "arm64", "--hugepages-64k", "16", "--hugepages", "12",
+                          "--hugepages-32m", "3", "--hugepages-1g", "2", "--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        words = self.qemu_words(r.stdout)
+        self.assertEqual(words[0], "qemu-system-aarch64")
+        self.assertIn(["-machine", "virt,gic-version=3"], self.windows(r.stdout, 2))
+        self.assertIn(["-accel", "tcg", "-cpu", "max"], self.windows(r.stdout, 4))
+        append = words[words.index("-append") + 1].split()
+        self.assertEqual(append[:3], ["console=ttyAMA0", "panic=-1", "rdinit=/init"])
+        # Every size named with its pool, smallest first; nothing x86's.
+        self.assertEqual(append[3:], ["hugepagesz=64K", "hugepages=16", "hugepagesz=2M",
+                                      "hugepages=12", "hugepagesz=32M", "hugepages=3",
+                                      "hugepagesz=1G", "hugepages=2"])
+        # The first gigabyte of RAM holds the kernel: 2 GB plus one per page.
+        self.assertEqual(words[words.index("-m") + 1], "4G")
+
+    def test_arm64_defaults(self):
+        r = self.run_qemu("--arch", "arm64", "--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("accel: tcg", r.stdout)
+        self.assertIn("hugepagesz=64K\\ hugepages=64\\ hugepagesz=2M\\ hugepages=64\\ "
+                      "hugepagesz=32M\\ hugepages=4\\ hugepagesz=1G\\ hugepages=0", r.stdout)
+        self.assertIn(["-m", "2G"], self.windows(r.stdout, 2))
+        # What it boots by default: the arm64 kernel and initramfs, built or
+        # not (then it says how to build them).
+        kernel = os.path.join(ROOT, "build", "kernel", "Image-arm64")
+        r = self.run_qemu("--arch", "arm64", "--initrd", self.initrd, "--dry-run", files=False)
+        if os.path.exists(kernel):
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn(["-kernel", kernel], self.windows(r.stdout, 2))
+        else:
+            self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0])
+            self.assertIn("build/kernel/Image-arm64: run 'make kernel ARCH=arm64'", r.stderr)
+        if not os.path.exists(os.path.join(ROOT, "build", "initramfs-arm64.cpio")):
+            r = self.run_qemu("--arch", "arm64", "--kernel", self.kernel, "--dry-run",
+                              files=False)
+            self.assertIn("build/initramfs-arm64.cpio: run 'make initramfs ARCH=arm64'",
+                          r.stderr)
+
+    def test_arm64_is_tcg_only(self):
+        # Even where KVM works, it cannot run an arm64 guest on this host.
+        self.write_cpuinfo("fpu vme vmx pse")
+        r = self.run_qemu("--arch", "arm64", "--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("accel: tcg", r.stdout)
+        r = self.run_qemu("--arch", "arm64", "--accel", "kvm", "--dry-run")
+        self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0])
+        self.assertIn("the arm64 guest runs under TCG only", r.stderr)
+
+    def test_architecture_errors(self):
+        for args, want in ((["--arch", "riscv64"], "--arch wants x86_64 or arm64, got 'riscv64'"),
+                           (["--hugepages-64k", "8"], "--hugepages-64k: x86_64 has no such huge "
+                                                      "page size"),
+                           (["--hugepages-32m", "0"], "it is for --arch arm64")):
+            with self.subTest(args=args):
+                r = self.run_qemu(*args, "--dry-run")
+                self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0], r.stderr)
+                self.assertIn(want, r.stderr)
+
+    def test_arm64_pools_count_against_guest_memory(self):
+        # 64 x 32 MB fill a 2 GB guest: refused before booting.
+        r = self.run_qemu("--arch", "arm64", "--hugepages-32m", "64", "--dry-run")
+        self.assertEqual(r.returncode, QEMU_EXIT["NOPOOL"][0])
+        self.assertIn("64 x 64 KB + 64 x 2 MB + 0 x 1 GB + 64 x 32 MB huge pages need 2180 MB",
+                      r.stderr)
+
+    def test_arm64_job_channel_and_exit_status(self):
+        # A fake qemu-system-aarch64 whose guest reports exit status 7: the
+        # job's output goes over a virtio console, the kernel's over the UART.
+        env = self.fake_host(qemu=FAKE_QEMU_CONSOLE, name="qemu-system-aarch64")
+        env["FAKE_BOOTS"] = os.path.join(self.tmp.name, "boots")
+        open(env["FAKE_BOOTS"], "w").close()
+        env["FAKE_CONSOLE"] = "@@hugetlb-guest-exit 7|"
+        env["FAKE_ARGV"] = os.path.join(self.tmp.name, "argv")
+        r = self.run_qemu("--arch", "arm64", "--", "true", env=env)
+        self.assertEqual(r.returncode, 7, r.stderr)
+        with open(env["FAKE_ARGV"]) as f:
+            argv = f.read().split("\n")
+        self.assertIn("virtconsole,chardev=job", argv)
+        self.assertIn("stdio,id=job,signal=off", argv)
+        self.assertNotIn("chardev:job", argv)
 
 
 if __name__ == "__main__":
