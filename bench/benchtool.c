@@ -22,6 +22,9 @@
  *   benchtool scale V0 V1 E0 E1 R0 R1   one repetition's scaled count
  *   benchtool llc [--sysfs ROOT] [--cpu N] [--no-cpuid]
  *                               the last-level cache streamk sizes by (llc.h)
+ *   benchtool tlbwalks PRESET WSS_BYTES PAGE_KB [HOP_BYTES]
+ *                               the TLB model's walks and L1 misses per 1000
+ *                               accesses of the chase's cycle (no memory)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -320,6 +323,111 @@ static int cmd_llc(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * tlbwalks: what the TLB model says of a random pointer chase over
+ * WSS_BYTES with one element per HOP_BYTES (64, chase's default --hop
+ * line; 4096, --hop page) on PAGE_KB pages, without a working set.
+ *
+ * The order is chase.c's cycle at the runner's default --seed 1:
+ * Sattolo's shuffle with the same generator, element i pointing at a[i],
+ * the chase starting at element 0.  chase.c cannot lend its
+ * build_cycle(): that shuffles inside the mapped working set itself, so
+ * this rebuilds the order in an index array (4 bytes per element);
+ * tests/bench/test_tlbwalks.py checks it against the chase binary's
+ * model columns.
+ */
+static uint32_t *chase_order(uint32_t n)
+{
+	const uint64_t seed = 1;
+	uint64_t s = seed * 0x100000001b3ULL + n;
+	uint32_t *a = malloc((size_t)n * sizeof(*a)), i, j, t;
+
+	for (i = 0; a && i < n; i++)
+		a[i] = i;
+	for (i = n - 1; a && i > 0; i--) {
+		j = mix64(s += 0x9e3779b97f4a7c15ULL) % i;
+		t = a[i];
+		a[i] = a[j];
+		a[j] = t;
+	}
+	return a;
+}
+
+/* a whole decimal argument, or -1 with why on stderr */
+static int tlbwalks_arg(const char *s, const char *what,
+			unsigned long long *v)
+{
+	char *end;
+
+	*v = strtoull(s, &end, 10);
+	if (*s >= '0' && *s <= '9' && !*end)
+		return 0;
+	fprintf(stderr, "benchtool tlbwalks: %s '%s' is not a whole number; "
+		"give it in decimal, e.g. 1073741824 for 1 GB\n", what, s);
+	return -1;
+}
+
+/*
+ * Replays one full cycle to warm the model, then counts the next.
+ * Addresses are offsets from 1 TB, aligned to every page size, as in
+ * chase.c; chase's in-page line for --hop page changes no page number, so
+ * it is left out.
+ */
+static int cmd_tlbwalks(int argc, char **argv)
+{
+	unsigned long long wss, kb, hop = LINE, n = 0, k;
+	struct tlb_model m;
+	uint32_t *a, p = 0;
+	int i, pass, rc = 0;
+
+	if (argc != 5 && argc != 6)
+		return -1;
+	if (tlbwalks_arg(argv[3], "WSS_BYTES", &wss) ||
+	    tlbwalks_arg(argv[4], "PAGE_KB", &kb) ||
+	    (argc == 6 && tlbwalks_arg(argv[5], "HOP_BYTES", &hop)))
+		return 1;
+	for (i = 0; i < TLB_NSIZES && tlb_page_kb[i] != kb; i++)
+		;
+	if (i == TLB_NSIZES) {
+		fprintf(stderr, "benchtool tlbwalks: PAGE_KB %llu is not a "
+			"page size of the model; give 4, 64, 2048, 32768, "
+			"524288 or 1048576\n", kb);
+		return 1;
+	}
+	if (hop)
+		n = wss / hop;
+	if (n < 2 || n > UINT32_MAX) {
+		fprintf(stderr, "benchtool tlbwalks: WSS_BYTES / HOP_BYTES is "
+			"%llu hops; give sizes with 2 to 2^32-1 hops in the "
+			"working set\n", n);
+		return 1;
+	}
+	if (tlb_init(&m, argv[2])) {
+		fprintf(stderr, "benchtool: bad TLB spec '%s'\n", argv[2]);
+		return 1;
+	}
+	a = chase_order(n);
+	for (pass = 0; a && pass < 2; pass++) {
+		tlb_reset_counts(&m);
+		for (k = 0; k < n; k++, p = a[p])
+			tlb_access(&m, (1ULL << 40) + p * hop, kb);
+	}
+	if (a) {
+		printf("model %s: walks_per_1k %.3f l1_misses_per_1k %.3f "
+		       "accesses %llu (the TLB model, not measured)\n", argv[2],
+		       1000.0 * m.walks / m.accesses,
+		       1000.0 * m.l1_misses / m.accesses,
+		       (unsigned long long)m.accesses);
+	} else {
+		fprintf(stderr, "benchtool tlbwalks: no memory for %llu hops; "
+			"give a larger HOP_BYTES\n", n);
+		rc = 1;
+	}
+	free(a);
+	tlb_free(&m);
+	return rc;
+}
+
 static const struct {
 	const char *name, *usage;
 	int (*fn)(int argc, char **argv);
@@ -337,6 +445,8 @@ static const struct {
 	  cmd_pickcpu },
 	{ "scale", "scale V0 V1 E0 E1 R0 R1", cmd_scale },
 	{ "llc", "llc [--sysfs ROOT] [--cpu N] [--no-cpuid]", cmd_llc },
+	{ "tlbwalks", "tlbwalks PRESET WSS_BYTES PAGE_KB [HOP_BYTES]",
+	  cmd_tlbwalks },
 };
 
 int main(int argc, char **argv)
