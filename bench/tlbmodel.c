@@ -23,6 +23,22 @@
  *   pub. 57647): L1 DTLB 72 entries fully associative, all sizes; L2 DTLB
  *   3072 entries for 4K and 2M; modelled 12-way LRU (256 sets) with 1G
  *   smashed to 2M as on Zen 3 (an assumption where the guide is silent).
+ * neoverse-n1: Arm Neoverse N1 Core Technical Reference Manual (Arm doc
+ *   100616), and the Cortex-A76 Core TRM (100798), whose data-side TLBs
+ *   are the same: Table A5-1 and section A5.2, TLB organization.  L1 data
+ *   TLB 48 entries fully associative, entries of 4K, 16K, 64K, 2M and 512M
+ *   only; L2 TLB (unified) 1280 entries 5-way (256 sets) holding 4K, 16K,
+ *   64K, 2M, 32M, 512M and 1G.  The A76 TRM says the TLB stores all sizes
+ *   and breaks them down into smaller pages where an L1 TLB needs it, so
+ *   the L1 splinters (tlbmodel.h): a 32M page is held as the 2M entry
+ *   covering the access, a 1G page as the 512M one.  Which smaller size it
+ *   breaks a page into the TRM does not say; the largest the L1 holds is
+ *   an assumption.  16K entries (the 16 KB granule) are not modelled.
+ *   Nor does it say whether a 4 KB-granule contiguous run (CONT_PTE 64K,
+ *   CONT_PMD 32M) is cached as one entry of that size; the model assumes
+ *   it is.  Replacement and how the L2 indexes several sizes are not
+ *   published: LRU and each entry's page number modulo 256 sets here.
+ * cortex-a76: the same geometry as neoverse-n1, under the A76's name.
  * Checked on 2026-12-03 against secondary sources that quote the manuals
  * (the primary PDFs were not reachable from here):
  *   skylake: L1 DTLB sizes and ways as quoted from the Optimization
@@ -37,6 +53,20 @@
  *     and 2M with 1G smashed to 2M, as described for Zen 2 (same TLBs).
  *     Agrees (the 16-way modelling choice is stated above).
  *   zen4: 72 and 3072 entries were not confirmed by any source found.
+ * Checked on 2026-12-04 (no Arm PDF was reachable from here):
+ *   neoverse-n1, cortex-a76: the Cortex-A76 TRM 100798_0300_00_en as
+ *     reproduced page by page on a manuals site: Table A5-1 (48, 48 and
+ *     1280 5-way), A5.2.2 (L1 data TLB sizes as above, 32M and 1G not
+ *     among them), A5.2.3 (L2 sizes as above; breaking down for the L1s).
+ *     Agrees.  The same TRM's L2 TLB entry format (A6.6) marks entries
+ *     coalesced from four contiguous pages; that is left out (tlbmodel.h).
+ *     The N1 TRM 100616 itself was not found: a course summary citing
+ *     Arm's Hot Chips 2019 and IEEE Micro 2020 papers on N1 gives the same
+ *     48-entry fully associative L1 data TLB with those sizes and a
+ *     1280-entry 5-way L2; an Ampere Altra Max (N1) simulator
+ *     configuration gives the same entries and ways.  That N1's L1
+ *     splinters as the A76 TRM describes is taken from the A76 text, not
+ *     confirmed in N1's own.
  * Every preset uses the default policy, true LRU (tlbmodel.h says why).
  * The model's purpose is the shape of the knees, not cycle accuracy.
  */
@@ -55,6 +85,12 @@ const struct tlb_preset tlb_presets[] = {
 	  "AMD Software Optimization Guide 56665 (family 19h)" },
 	{ "zen4", "l1=4K+2M+1G:72:72;l2=4K+2M:3072:12:smash",
 	  "AMD Software Optimization Guide 57647 (Zen 4)" },
+	{ "neoverse-n1",
+	  "l1=4K+64K+2M+512M:48:48:splinter;l2=4K+64K+2M+32M+512M+1G:1280:5",
+	  "Arm Neoverse N1 TRM 100616; Cortex-A76 TRM 100798, A5.2" },
+	{ "cortex-a76",
+	  "l1=4K+64K+2M+512M:48:48:splinter;l2=4K+64K+2M+32M+512M+1G:1280:5",
+	  "Arm Cortex-A76 TRM 100798, A5.2 TLB organization" },
 	{ NULL, NULL, NULL },
 };
 
@@ -68,9 +104,26 @@ const char *tlb_spec(const char *name)
 	return name;
 }
 
-static int size_bit(unsigned long page_kb)
+enum { SZ_4K, SZ_64K, SZ_2M, SZ_32M, SZ_512M, SZ_1G };	/* size indices */
+
+const unsigned long tlb_page_kb[TLB_NSIZES] = {
+	4, 64, 2048, 32768, 524288, 1048576,
+};
+
+static const char *const size_names[TLB_NSIZES] = {
+	"4K", "64K", "2M", "32M", "512M", "1G",
+};
+
+static const int size_shift[TLB_NSIZES] = { 12, 16, 21, 25, 29, 30 };
+
+/* the index of the largest size no larger than page_kb (4K below 4 kB) */
+static int size_index(unsigned long page_kb)
 {
-	return page_kb >= 1048576 ? 2 : page_kb >= 2048 ? 1 : 0;
+	int i = TLB_NSIZES - 1;
+
+	while (i > 0 && tlb_page_kb[i] > page_kb)
+		i--;
+	return i;
 }
 
 static const char *const policy_names[] = {
@@ -90,7 +143,7 @@ static int policy_of(const char *s)
 static int parse_array(const char *s, struct tlb_array *a)
 {
 	char buf[64], *tok, *save = NULL;
-	int field = 0;
+	int field = 0, i;
 
 	memset(a, 0, sizeof(*a));
 	a->policy = -1;
@@ -104,21 +157,20 @@ static int parse_array(const char *s, struct tlb_array *a)
 
 			for (sz = strtok_r(tok, "+", &s2); sz;
 			     sz = strtok_r(NULL, "+", &s2)) {
-				if (!strcmp(sz, "4K"))
-					a->sizes |= 1;
-				else if (!strcmp(sz, "2M"))
-					a->sizes |= 2;
-				else if (!strcmp(sz, "1G"))
-					a->sizes |= 4;
-				else
+				for (i = 0; i < TLB_NSIZES; i++)
+					if (!strcmp(sz, size_names[i]))
+						break;
+				if (i == TLB_NSIZES)
 					return -1;
+				a->sizes |= 1u << i;
 			}
 		} else if (field == 1) {
 			a->entries = strtoul(tok, NULL, 10);
 		} else if (field == 2) {
 			a->ways = strtoul(tok, NULL, 10);
-		} else if (field == 3 && !strcmp(tok, "smash")) {
-			a->smash = 1;
+		} else if (field == 3 && (!strcmp(tok, "splinter") ||
+					   !strcmp(tok, "smash"))) {
+			a->splinter = 1;
 		} else if (field >= 3 && a->policy < 0 && policy_of(tok) >= 0) {
 			a->policy = policy_of(tok);
 		} else {
@@ -237,23 +289,42 @@ void tlb_reset_counts(struct tlb_model *m)
 	m->accesses = m->l1_misses = m->walks = 0;
 }
 
-/* the array of level arr[0..n) that holds size bit sb, or NULL */
-static struct tlb_array *holder(struct tlb_array *arr, int n, int sb,
-				int *eff)
+/* the size index an array caches a page of size index sz as, or -1 */
+static int held_as(const struct tlb_array *a, int sz)
 {
-	int i;
+	int s;
 
+	if (a->sizes & (1u << sz))
+		return sz;
+	for (s = sz - 1; a->splinter && s >= 0; s--)
+		if (a->sizes & (1u << s))
+			return s;
+	return -1;
+}
+
+/*
+ * The index of the array of level arr[0..n) that caches a page of size
+ * index sz, and as what size (*eff): the first that holds sz, else the
+ * splintering one with the largest size below it (tlbmodel.h); -1 (and
+ * *eff -1) if none caches it.
+ */
+static int holder(const struct tlb_array *arr, int n, int sz, int *eff)
+{
+	int i, s, best = -1;
+
+	*eff = -1;
 	for (i = 0; i < n; i++) {
-		if (arr[i].sizes & (1u << sb)) {
-			*eff = sb;
-			return &arr[i];
+		s = held_as(&arr[i], sz);
+		if (s == sz) {
+			*eff = s;
+			return i;
 		}
-		if (sb == 2 && arr[i].smash && (arr[i].sizes & 2)) {
-			*eff = 1;	/* held as the covering 2M entry */
-			return &arr[i];
+		if (s > *eff) {
+			*eff = s;
+			best = i;
 		}
 	}
-	return NULL;
+	return best;
 }
 
 /* plru: turns the bits on way w's path away from it */
@@ -308,11 +379,10 @@ static unsigned victim(struct tlb_model *m, const struct tlb_array *a,
 
 /* looks up (and on a miss, fills) va in a; returns 1 on a hit */
 static int lookup(struct tlb_model *m, struct tlb_array *a, uint64_t va,
-		  int sb, int fill)
+		  int sz, int fill)
 {
-	static const int shift[3] = { 12, 21, 30 };
-	uint64_t vpn = va >> shift[sb];
-	uint64_t tag = (vpn << 2 | (uint64_t)sb) + 1;	/* never 0 */
+	uint64_t vpn = va >> size_shift[sz];
+	uint64_t tag = (vpn << 3 | (uint64_t)sz) + 1;	/* never 0 */
 	unsigned set = vpn % a->sets, w;
 	int hit;
 	uint64_t *t = a->tag + (size_t)set * a->ways;
@@ -337,9 +407,11 @@ static int lookup(struct tlb_model *m, struct tlb_array *a, uint64_t va,
 
 void tlb_access(struct tlb_model *m, uint64_t va, unsigned long page_kb)
 {
-	int sb = size_bit(page_kb), e1 = 0, e2 = 0;
-	struct tlb_array *a1 = holder(m->l1, m->nl1, sb, &e1);
-	struct tlb_array *a2 = holder(m->l2, m->nl2, sb, &e2);
+	int sz = size_index(page_kb), e1, e2;
+	int i1 = holder(m->l1, m->nl1, sz, &e1);
+	int i2 = holder(m->l2, m->nl2, sz, &e2);
+	struct tlb_array *a1 = i1 < 0 ? NULL : &m->l1[i1];
+	struct tlb_array *a2 = i2 < 0 ? NULL : &m->l2[i2];
 
 	m->accesses++;
 	if (a1 && lookup(m, a1, va, e1, 0))
@@ -355,7 +427,6 @@ void tlb_access(struct tlb_model *m, uint64_t va, unsigned long page_kb)
 static size_t level_json(const struct tlb_array *arr, int n, char *buf,
 			 size_t len)
 {
-	static const char *const size_names[] = { "4K", "2M", "1G" };
 	size_t o = 0;
 	int i, b;
 
@@ -366,7 +437,7 @@ static size_t level_json(const struct tlb_array *arr, int n, char *buf,
 
 		o += snprintf(buf + o, o < len ? len - o : 0,
 			      "%s{\"page_sizes\": [", i ? ", " : "");
-		for (b = 0; b < 3; b++)
+		for (b = 0; b < TLB_NSIZES; b++)
 			if (a->sizes & (1u << b)) {
 				o += snprintf(buf + o, o < len ? len - o : 0,
 					      "%s\"%s\"", sep, size_names[b]);
@@ -377,9 +448,30 @@ static size_t level_json(const struct tlb_array *arr, int n, char *buf,
 			      "\"policy\": \"%s\", \"1g_as_2m\": %s}",
 			      a->entries, a->ways, a->sets,
 			      policy_names[a->policy],
-			      a->smash ? "true" : "false");
+			      held_as(a, SZ_1G) == SZ_2M ? "true" : "false");
 	}
 	o += snprintf(buf + o, o < len ? len - o : 0, "]");
+	return o;
+}
+
+/* {"4K": "4K", "32M": "2M", "64K": null, ...}: what caches each size */
+static size_t held_json(const struct tlb_array *arr, int n, char *buf,
+			size_t len)
+{
+	size_t o = 0;
+	int sz, eff;
+
+	for (sz = 0; sz < TLB_NSIZES; sz++) {
+		holder(arr, n, sz, &eff);
+		o += snprintf(buf + o, o < len ? len - o : 0, "%s\"%s\": ",
+			      sz ? ", " : "{", size_names[sz]);
+		if (eff < 0)
+			o += snprintf(buf + o, o < len ? len - o : 0, "null");
+		else
+			o += snprintf(buf + o, o < len ? len - o : 0, "\"%s\"",
+				      size_names[eff]);
+	}
+	o += snprintf(buf + o, o < len ? len - o : 0, "}");
 	return o;
 }
 
@@ -403,8 +495,12 @@ int tlb_geometry_json(const struct tlb_model *m, const char *name,
 	o += level_json(m->l1, m->nl1, buf + o, o < n ? n - o : 0);
 	o += snprintf(buf + o, o < n ? n - o : 0, ", \"l2\": ");
 	o += level_json(m->l2, m->nl2, buf + o, o < n ? n - o : 0);
+	o += snprintf(buf + o, o < n ? n - o : 0, ", \"held_as\": {\"l1\": ");
+	o += held_json(m->l1, m->nl1, buf + o, o < n ? n - o : 0);
+	o += snprintf(buf + o, o < n ? n - o : 0, ", \"l2\": ");
+	o += held_json(m->l2, m->nl2, buf + o, o < n ? n - o : 0);
 	o += snprintf(buf + o, o < n ? n - o : 0,
-		      ", \"default_policy\": \"lru\", "
+		      "}, \"default_policy\": \"lru\", "
 		      "\"counts\": \"model, not measured\", "
 		      "\"leaves_out\": \"%s\"}", TLB_LEAVES_OUT);
 	return o < n ? 0 : -1;

@@ -12,10 +12,26 @@
  * policy=lru|plru|random, or a preset name standing for its spec (so
  * "skylake;policy=plru" is Skylake's geometry under tree-PLRU).  A level
  * lists arrays separated by commas; each array is
- * SIZES:ENTRIES:WAYS[:smash][:lru|:plru|:random] where SIZES is 4K, 2M, 1G
- * joined by '+' (the page sizes it holds), ENTRIES/WAYS sets, "smash"
- * means a 1G translation is held as the 2M entry covering the access
- * (AMD's L2 DTLB), and the last token overrides the policy for that array.
+ * SIZES:ENTRIES:WAYS[:splinter][:lru|:plru|:random] where SIZES is 4K,
+ * 64K, 2M, 32M, 512M, 1G joined by '+' (the page sizes it holds),
+ * ENTRIES/WAYS sets, and the last token overrides the policy for that
+ * array.  The sizes are x86's 4K, 2M, 1G plus arm64's with 4 KB granules,
+ * 64K (16 contiguous 4K PTEs, CONT_PTE) and 32M (16 contiguous 2M blocks,
+ * CONT_PMD); 512M is there because Arm L1 data TLBs hold 512M entries.
+ * (16K, arm64's 16 KB granule, is not modelled.)
+ * A PAGE_KB between two sizes counts as the smaller one (4M as 2M).
+ *
+ * Which entry holds a page: the first array of the level that holds the
+ * page's size.  If none does, a "splinter" array holds it as the entry of
+ * the largest size it holds below the page's, the one covering the access
+ * (an Arm L1 holding 4K+64K+2M+512M caches a 32M page as a 2M entry and a
+ * 1G page as a 512M entry; AMD's L2 caches 1G pages as 2M entries, which
+ * AMD calls smashing, so "smash" is accepted for "splinter"); the
+ * splintering array with the largest such size wins, the first on a tie.
+ * If no array holds or splinters it, the level does not cache the page at
+ * all (an Intel STLB without 1G entries): every access to it misses there.
+ * tlb_access(m, va, 64) on an x86 preset therefore misses both levels:
+ * x86 has no 64 KB pages.
  *
  * Replacement within a set: an empty way is filled first; otherwise
  *   lru     true LRU (the default, and what every preset uses)
@@ -30,15 +46,20 @@
  * it gives the sharpest, easiest to read knee at each reach, while plru
  * and random show how much a real policy can soften it.
  *
- * An access looks up the L1 array(s) for its page size; a miss there is an
- * L1 miss and looks up the L2 array(s); a miss there is a page walk, which
- * fills L2 (if an array holds that size) and L1.
+ * An access looks up the L1 entry for its page; a miss there is an L1
+ * miss and looks up the L2 entry; a miss there is a page walk, which fills
+ * the L2 and L1 entries (where the level caches the page).
  *
  * Left out (TLB_LEAVES_OUT, also written into meta.json): page-walk caches
  * (paging-structure caches; every walk counts the same however much of it
- * they would serve), AMD's coalescing of contiguous 4 KB pages into one
- * entry, instruction TLBs, the skewed associativity of AMD's L2 (modelled
- * as plain sets), prefetch and wrong-path fills.
+ * they would serve), the coalescing of contiguous pages into one entry
+ * (AMD's of 4 KB pages, the Arm L2 TLB's of up to four pages), cores that
+ * ignore arm64's contiguous bit (a 64K or 32M page is always one page of
+ * that size, held whole wherever an array holds the size), instruction
+ * TLBs, the skewed associativity of AMD's L2 (modelled as plain sets),
+ * how an array of several sizes indexes them (here: each entry's own page
+ * number modulo the sets), prefetch (also Arm's translation-table
+ * prefetcher) and wrong-path fills.
  */
 #ifndef BENCH_TLBMODEL_H
 #define BENCH_TLBMODEL_H
@@ -47,18 +68,22 @@
 #include <stdint.h>
 
 #define TLB_MAX_ARRAYS 4
+#define TLB_NSIZES 6		/* 4K, 64K, 2M, 32M, 512M, 1G */
 
 #define TLB_LEAVES_OUT "page-walk caches (every walk counts the same), " \
-	"AMD's coalescing of contiguous 4 KB pages into one entry, " \
+	"coalescing of contiguous pages into one entry (AMD's of 4 KB " \
+	"pages, the Arm L2 TLB's of up to four), cores ignoring the " \
+	"contiguous bit (a 64K or 32M page is always one page), " \
 	"instruction TLBs, skewed associativity (modelled as plain sets), " \
+	"how multi-size arrays index (own page number modulo sets), " \
 	"prefetch and wrong-path fills"
 
 enum tlb_policy { TLB_LRU, TLB_PLRU, TLB_RANDOM };
 
 struct tlb_array {
-	unsigned sizes;		/* bit 0: 4K, bit 1: 2M, bit 2: 1G */
+	unsigned sizes;		/* bit i: tlb_page_kb[i] */
 	unsigned entries, ways, sets;
-	int smash;
+	int splinter;
 	int policy;		/* enum tlb_policy; -1 until parsed */
 	unsigned tree;		/* plru: ways rounded up to a power of two */
 	uint64_t *tag;		/* sets * ways; 0 = invalid */
@@ -81,6 +106,8 @@ struct tlb_preset {
 };
 
 extern const struct tlb_preset tlb_presets[];
+/* the page sizes of a spec's SIZES, ascending, in kB */
+extern const unsigned long tlb_page_kb[TLB_NSIZES];
 
 /* name is a preset name or a spec string; returns 0, or -1 if invalid */
 int tlb_init(struct tlb_model *m, const char *name);
@@ -92,7 +119,9 @@ const char *tlb_spec(const char *name);
 /*
  * The whole geometry of an initialised model as one JSON object: name,
  * spec, source (preset's or "custom"), levels with entries, ways, sets,
- * page sizes, smash and policy per array, and what the model leaves out.
+ * page sizes, policy and whether it holds 1G pages as 2M entries
+ * ("1g_as_2m") per array, "held_as": per level and page size the entry
+ * size that caches it (null: not cached), and what the model leaves out.
  * Returns 0, or -1 if buf was too small.
  */
 int tlb_geometry_json(const struct tlb_model *m, const char *name,

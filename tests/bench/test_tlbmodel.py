@@ -5,7 +5,7 @@ import unittest
 
 from common import benchtool
 
-K4, M2, G1 = 4, 2048, 1048576
+K4, K64, M2, M32, M512, G1 = 4, 64, 2048, 32768, 524288, 1048576
 
 
 def run(spec, accesses):
@@ -84,8 +84,124 @@ class TestTlbModel(unittest.TestCase):
     def test_bad_spec_is_refused(self):
         for spec in ("nonsense", "l1=4K:5:2", "l1=3K:4:4", "l2=4K:4:4",
                      "l1=4K:4:4:mru", "l1=4K:4:4;policy=fifo",
-                     "l1=4K:4:4:lru:plru"):
+                     "l1=4K:4:4:lru:plru", "l1=16K:4:4",
+                     "l1=4K:4:4:splinter:smash", "l1=4K:4:4:lru:splinter"):
             self.assertNotEqual(benchtool("tlb", spec).returncode, 0, spec)
+
+
+def fixed_stream(n=30000):
+    """n accesses from a fixed LCG over three regions: 4K pages (16 MB),
+    2M pages (2 GB) and 1G pages (16 GB), so every level and array of the
+    x86 presets sees hits, misses and walks."""
+    x, out = 1, []
+    for _ in range(n):
+        x = (x * 6364136223846793005 + 1442695040888963407) % 2 ** 64
+        r = x >> 24
+        if r % 3 == 0:
+            out.append(((1 << 40) + (r >> 2) % (16 << 20), K4))
+        elif r % 3 == 1:
+            out.append(((1 << 41) + (r >> 2) % (2 << 30), M2))
+        else:
+            out.append(((1 << 42) + (r >> 2) % (16 << 30), G1))
+    return out
+
+
+class TestArmSizes(unittest.TestCase):
+    """arm64's page sizes (64K, 32M; 512M entries) and splintering."""
+
+    def test_x86_presets_unchanged(self):
+        # Recorded from the model as it was before it knew 64K, 32M and
+        # 512M (4K/2M/1G only, 1G smashing as the one special case).
+        before = {"skylake": (30000, 27016, 11885),
+                  "goldencove": (30000, 24462, 9933),
+                  "zen3": (30000, 21518, 12661),
+                  "zen4": (30000, 21077, 9412),
+                  "skylake;policy=plru": (30000, 27038, 11879),
+                  "zen3;policy=random": (30000, 23301, 15648)}
+        stream = fixed_stream()
+        for spec, want in before.items():
+            self.assertEqual(run(spec, stream), want, spec)
+
+    def test_64k_page_is_one_entry(self):
+        # 0x0 and 0x8000 share a 64K page; 0x10000 is the next one
+        seq = [(0x0, K64), (0x8000, K64), (0x10000, K64)]
+        self.assertEqual(run("l1=64K:4:4", seq), (3, 2, 2))
+        # an array of 4K entries cannot hold it unless it splinters
+        self.assertEqual(run("l1=4K:4:4", seq), (3, 3, 3))
+        self.assertEqual(run("l1=4K:4:4:splinter", seq), (3, 3, 3))
+        self.assertEqual(run("l1=4K:4:4:splinter", seq[:2] + seq[:1]),
+                         (3, 2, 2))
+
+    def test_32m_splintered_into_2m_l1_entries(self):
+        # one 32M page: 0x0 and 0x200000 are two 2M entries in the L1,
+        # one 32M entry in the L2.  0x0: L1 miss, walk (L2 and L1 fill);
+        # 0x200000: L1 miss, L2 hit; 0x0 and 0x200000 again: L1 hits.
+        seq = [(a, M32) for a in (0x0, 0x200000, 0x0, 0x200000)]
+        self.assertEqual(run("l1=4K+2M:4:4:splinter;l2=32M:4:4", seq),
+                         (4, 2, 1))
+        # without splintering the L1 caches no 32M page at all
+        self.assertEqual(run("l1=4K+2M:4:4;l2=32M:4:4", seq), (4, 4, 1))
+
+    def test_splinter_takes_largest_size_below(self):
+        # a 1G page in an L1 of 4K, 2M and 512M entries: 0x0 and 0x1000000
+        # share the first 512M entry (they would be two 2M entries)
+        seq = [(a, G1) for a in (0x0, 0x20000000, 0x1000000)]
+        self.assertEqual(run("l1=4K+2M+512M:4:4:splinter", seq), (3, 2, 2))
+        self.assertEqual(run("l1=4K+2M:4:4:splinter", seq), (3, 3, 3))
+
+    def test_exact_size_before_splintering(self):
+        # the 1G array holds 1G pages whole even after a splintering array
+        seq = [(a, G1) for a in (0x0, 0x200000)]
+        self.assertEqual(run("l1=4K+2M:4:4:splinter,1G:4:4", seq), (2, 1, 1))
+        self.assertEqual(run("l1=4K+2M:4:4:splinter", seq), (2, 2, 2))
+
+    def test_smash_is_splinter(self):
+        seq = [(a, G1) for a in (0x0, 0x200000, 0x0)]
+        self.assertEqual(run("l1=4K+2M:4:4:smash", seq),
+                         run("l1=4K+2M:4:4:splinter", seq))
+
+    def test_x86_preset_does_not_cache_arm_sizes(self):
+        # x86 has no 64K or 32M pages; the x86 presets do not splinter
+        # them, so every access misses both levels
+        self.assertEqual(run("skylake", [(0x0, K64)] * 3), (3, 3, 3))
+        self.assertEqual(run("goldencove", [(0x0, M32)] * 3), (3, 3, 3))
+
+    def test_between_sizes_counts_as_smaller(self):
+        # 4M is no size of the model: it counts as 2M
+        seq = [(a, 4096) for a in (0x0, 0x200000)]
+        self.assertEqual(run("l1=2M:4:4", seq), (2, 2, 2))
+        self.assertEqual(run("l1=2M:4:4", [(0x0, 4096), (0x1000, 4096)]),
+                         (2, 1, 1))
+
+    def test_neoverse_n1_reaches(self):
+        n1 = "neoverse-n1"
+        # 48 4K pages fill the fully associative L1 exactly
+        self.assertEqual(run(n1, pages(list(range(48)) * 2)), (96, 48, 48))
+        # 49 cycled: every access misses the LRU L1; the L2 holds them
+        self.assertEqual(run(n1, pages(list(range(49)) * 2)), (98, 98, 49))
+        # 48 64K pages: one L1 entry each
+        self.assertEqual(run(n1, [(i << 16, K64) for i in
+                                  list(range(48)) * 2]), (96, 48, 48))
+        # 16 2M pieces of one 32M page: 16 L1 entries, one L2 entry
+        self.assertEqual(run(n1, [(i << 21, M32) for i in
+                                  list(range(16)) * 2]), (32, 16, 1))
+        # a 1G page: two 512M L1 entries, one 1G L2 entry
+        self.assertEqual(run(n1, [(a, G1) for a in
+                                  (0x0, 0x20000000, 0x0, 0x3ff00000)]),
+                         (4, 2, 1))
+        # six 4K pages of one L2 set (page numbers 256 apart) after 48
+        # others have filled the L1: the 5-way set keeps only five
+        fill = list(range(1, 49))
+        one_set = [i * 256 for i in range(1, 7)]
+        self.assertEqual(run(n1, pages(one_set + fill + one_set)),
+                         (60, 60, 60))
+        self.assertEqual(run(n1, pages(one_set[:5] + fill + one_set[:5])),
+                         (58, 58, 53))
+
+    def test_cortex_a76_is_neoverse_n1(self):
+        out = dict(ln.split("\t")[:2] for ln in
+                   benchtool("presets").stdout.splitlines())
+        self.assertEqual(out["cortex-a76"], out["neoverse-n1"])
 
 
 def trace(spec, vpns):
@@ -171,6 +287,28 @@ class TestGeometry(unittest.TestCase):
                                     "1g_as_2m": False}])
         self.assertEqual(g["l2"][0]["policy"], "plru")
         self.assertTrue(g["l2"][0]["1g_as_2m"])
+
+    def test_neoverse_n1(self):
+        g = self.geometry("neoverse-n1")
+        self.assertIn("100616", g["source"])
+        self.assertEqual([(a["page_sizes"], a["entries"], a["ways"],
+                           a["sets"]) for a in g["l1"] + g["l2"]],
+                         [(["4K", "64K", "2M", "512M"], 48, 48, 1),
+                          (["4K", "64K", "2M", "32M", "512M", "1G"], 1280,
+                           5, 256)])
+        self.assertEqual(g["held_as"]["l1"],
+                         {"4K": "4K", "64K": "64K", "2M": "2M", "32M": "2M",
+                          "512M": "512M", "1G": "512M"})
+        self.assertEqual(g["held_as"]["l2"]["32M"], "32M")
+        self.assertIn("contiguous bit", g["leaves_out"])
+
+    def test_held_as_x86(self):
+        g = self.geometry("zen3")
+        self.assertEqual(g["held_as"]["l2"]["1G"], "2M")
+        self.assertTrue(g["l2"][0]["1g_as_2m"])
+        g = self.geometry("skylake")
+        self.assertEqual(g["held_as"]["l1"]["1G"], "1G")
+        self.assertIsNone(g["held_as"]["l1"]["64K"])
 
     def test_preset_with_policy_expands(self):
         g = self.geometry("zen3;policy=random")
