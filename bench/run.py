@@ -537,7 +537,19 @@ class Results:
             m.setdefault("other", {})[key] = val
         self.write_meta()
 
+    # QEMU emulates a PMU under TCG on arm64 (PMUv3): its cycles follow
+    # emulated time, and a guest kernel with a PMU driver opens them.
+    EMULATED_PMU = ("%s counted by the PMU QEMU emulates (timing source "
+                    "%s): emulated, not hardware counts")
+
     def finish(self, status):
+        src = self.meta.get("timing_source")
+        counted = [e for e in ("cycles", "instructions")
+                   if (self.meta["counters"].get(e) or {}).get("available")]
+        if counted and src and not contract.timing_is_hardware(src):
+            note = self.EMULATED_PMU % (" and ".join(counted), src)
+            if note not in self.meta.setdefault("notes", []):
+                self.meta["notes"].append(note)
         self.meta["status"] = status
         self.meta["rows"] = dict(self.rows)
         self.write_meta()

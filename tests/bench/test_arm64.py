@@ -5,9 +5,11 @@ reason where the kernel lacks the size, bench/run.py's arm64 guest run
 cross-built binaries (bench/bench.mk's build/bench-arm64)."""
 import contextlib
 import io
+import json
 import os
 import shutil
 import subprocess
+import tempfile
 import unittest
 
 from benchbin import BenchRun
@@ -151,7 +153,28 @@ class GuestRun(unittest.TestCase):
                                 (512 << 20))
 
 
-ARM64_CC = ["clang", "--target=aarch64-linux-gnu", "-fuse-ld=lld"]
+class EmulatedCounters(unittest.TestCase):
+    """An arm64 TCG guest with a PMU driver opens QEMU's emulated cycle
+    counter: meta.json must not leave those counts looking like hardware."""
+
+    def finish(self, source):
+        with tempfile.TemporaryDirectory() as d:
+            res = run.Results(d, "r", {"timing_source": source})
+            res.meta["counters"] = {
+                "cycles": {"available": True, "reason": ""},
+                "instructions": {"available": False, "reason": "none"}}
+            res.finish("complete")
+            with open(os.path.join(d, "r", "meta.json")) as f:
+                return json.load(f).get("notes", [])
+
+    def test_tcg_counts_are_said_to_be_emulated(self):
+        self.assertIn("cycles counted by the PMU QEMU emulates (timing "
+                      "source tcg): emulated, not hardware counts",
+                      self.finish("tcg"))
+
+    def test_hardware_counts_get_no_note(self):
+        self.assertEqual(self.finish("native"), [])
+        self.assertEqual(self.finish("kvm"), [])
 
 
 @unittest.skipUnless(shutil.which("clang") and shutil.which("ld.lld") and
