@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The four huge page sizes of an arm64 run are told apart in the figures.
+"""The four huge page sizes of an arm64 run are told apart in the figures,
+and its model geometry, long enough to wrap, keeps clear of the panels.
 
     python3 tests/plots/test_pagesizes_plot.py  (also run by test_plots.py)
 
@@ -119,6 +120,37 @@ class PageSizes(unittest.TestCase):
     def test_caption_names_the_arm64_guest(self):
         self.assertTrue("arm64 guest" in self.svg["latency"],
                         "latency.svg does not name the arm64 guest")
+
+
+class LongGeometry(unittest.TestCase):
+    """A model geometry that wraps to several lines (the neoverse-n1
+    preset's does) stays above the panels of tlb-model."""
+
+    def test_panels_start_below_the_geometry(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            run = os.path.join(tmp, "run")
+            shutil.copytree(os.path.join(HERE, "fixture", "tcg"), run)
+            with open(os.path.join(run, "meta.json")) as f:
+                meta = json.load(f)
+            meta.setdefault("other", {})["tlb_geometry"] = {
+                "name": "neoverse-n1", "spec": "l1=4K:48:48", "source": "TRM",
+                "leaves_out": " ".join(["page-walk caches"] * 30) + " LASTWORD"}
+            with open(os.path.join(run, "meta.json"), "w") as f:
+                json.dump(meta, f)
+            p = subprocess.run([sys.executable, RENDER, run, "--no-link"],
+                               capture_output=True, text=True,
+                               env=dict(os.environ, BENCH_CONTRACT=CONTRACT))
+            self.assertEqual((p.returncode, p.stderr), (0, ""))
+            with open(os.path.join(run, "tlb-model.svg")) as f:
+                svg = f.read()
+        last = re.search(r"translate\([0-9.]+,([0-9.]+)\)[^>]*>\s*<text>"
+                         r"[^<]*LASTWORD", svg)
+        self.assertIsNotNone(last, "the geometry's last line is not drawn")
+        points = [float(y) for y in re.findall(
+            r"xlink:href='#gpPt\d+' transform='translate\([0-9.]+,([0-9.]+)\)",
+            svg)]
+        self.assertTrue(points)
+        self.assertLess(float(last.group(1)), min(points))
 
 
 if __name__ == "__main__":
