@@ -14,8 +14,8 @@ PROFILE ?= quick
 export PROFILE
 
 # ARCH=arm64 builds and boots the arm64 guest (qemu-system-aarch64 -M virt,
-# kernel/config/arm64.config) instead of the x86_64 one.  Only the kernel,
-# its kselftests and the guest run there so far: no benchmarks, no debug
+# kernel/config/arm64.config) instead of the x86_64 one: the kernel, its
+# kselftests and the benchmarks in the guest; no native runs, no debug
 # kernel.
 ARCH ?= x86_64
 ifeq ($(filter x86_64 arm64,$(ARCH)),)
@@ -31,10 +31,10 @@ KERNEL_VARIANT := Image-arm64
 KERNEL_ARCH := --arch arm64
 KERNEL_CONFIGS := --config kernel/config/arm64.config
 INITRAMFS := build/initramfs-arm64.cpio
-x86_only := $(filter bench bench-guest bench-native bench-realprog-native test-kernel-build \
+x86_only := $(filter bench-native bench-realprog-native test-kernel-build \
 	soak compare check-regression record-baseline,$(MAKECMDGOALS))
 ifneq ($(x86_only),)
-$(error make $(x86_only) is for x86_64 only so far; with ARCH=arm64 there are: deps kernel initramfs test)
+$(error make $(x86_only) is for x86_64 only so far; with ARCH=arm64 there are: deps kernel initramfs test bench bench-guest)
 endif
 else ifeq ($(DEBUG),1)
 KERNEL_VARIANT := bzImage-debug
@@ -67,7 +67,7 @@ help:
 	@echo "make soak         stress and interface fuzzer in the guest (SOAK_SEED=n SOAK_SECONDS=n, DEBUG=1)"
 	@echo "make compare A=<rev> B=<rev> [ICOUNT=1]   did performance move? (rev: current, rfc, slow, git rev)"
 	@echo "make check-regression   deterministic fault/mmap cost against results/baseline"
-	@echo "ARCH=arm64        with deps, kernel, initramfs, test: the arm64 guest (TCG)"
+	@echo "ARCH=arm64        with deps, kernel, initramfs, test, bench: the arm64 guest (TCG)"
 	@echo "./run-qemu.sh --help   boot the guest by hand"
 
 deps:
@@ -85,10 +85,10 @@ test-kernel-build: deps
 	@python3 tests/kbuild/incremental.py $(KERNEL_CONFIGS)
 
 # Cheap (a cpio of ~40 MB), so rebuilt whenever asked for.  The arm64 one
-# holds no benchmarks: they are x86_64 programs so far.
+# holds the cross-built benchmarks (bench/bench.mk), no real-program step.
 ifeq ($(ARCH),arm64)
 INITRAMFS_ARCH := --arch arm64
-INITRAMFS_BINS :=
+INITRAMFS_BINS = $(BENCH_ARM64_BINS)
 else
 INITRAMFS_BINS = $(BENCH_BINS) $(REALPROG) $(PRELOAD_SO)
 endif

@@ -35,15 +35,21 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
+#define KB_64K 64UL
 #define KB_2M 2048UL
+#define KB_32M 32768UL
 #define KB_1G 1048576UL
 #define THP_ALIGN (2UL << 20)
 #define RW (PROT_READ | PROT_WRITE)
 
-/* log2 of the huge page size in bytes, for the *_HUGE_* flag encodings */
+/*
+ * log2 of the huge page size in bytes, for the *_HUGE_* flag encodings
+ * (16 for 64 KB, 21 for 2 MB, 25 for 32 MB, 30 for 1 GB); every size is a
+ * power of two
+ */
 static int huge_shift(unsigned long page_kb)
 {
-	return page_kb == KB_1G ? 30 : 21;
+	return __builtin_ctzl(page_kb) + 10;
 }
 
 /* why = "<backing> <op>: <error>", with the likely cause for a pool */
@@ -96,7 +102,12 @@ static long default_huge_kb(void)
 
 /* -- hugetlbfs mounts ---------------------------------------------------- */
 
-static char made_mount[2][64];	/* [0] 2M, [1] 1G: temp mounts we made */
+/* temp mounts we made, one per page size (the sizes of the table) */
+#define MAX_MOUNTS 4
+static struct {
+	unsigned long kb;
+	char dir[64];
+} made_mount[MAX_MOUNTS];
 
 static unsigned long parse_kb(const char *s)
 {
@@ -142,16 +153,18 @@ void backing_cleanup(void)
 {
 	int i;
 
-	for (i = 0; i < 2; i++) {
-		if (!made_mount[i][0])
+	for (i = 0; i < MAX_MOUNTS; i++) {
+		char *dir = made_mount[i].dir;
+
+		if (!dir[0])
 			continue;
 		/* lazy: a signal may arrive while a file there is mapped */
-		if (umount2(made_mount[i], MNT_DETACH) == 0)
-			rmdir(made_mount[i]);
+		if (umount2(dir, MNT_DETACH) == 0)
+			rmdir(dir);
 		else
 			fprintf(stderr, "bench: cannot unmount %s: %s\n",
-				made_mount[i], strerror(errno));
-		made_mount[i][0] = 0;
+				dir, strerror(errno));
+		dir[0] = 0;
 	}
 }
 
@@ -162,39 +175,60 @@ static void cleanup_signal(int sig)
 	raise(sig);
 }
 
+/* the made_mount slot for page_kb: its own, else a free one; -1: full */
+static int mount_slot(unsigned long page_kb)
+{
+	int i, free_slot = -1;
+
+	for (i = 0; i < MAX_MOUNTS; i++) {
+		if (made_mount[i].dir[0] && made_mount[i].kb == page_kb)
+			return i;
+		if (!made_mount[i].dir[0] && free_slot < 0)
+			free_slot = i;
+	}
+	return free_slot;
+}
+
 /* a mount for page_kb, mounting one in a temp dir if none is mounted */
 static int hugetlbfs_dir(unsigned long page_kb, char *path, size_t n,
 			 char *why, size_t wn)
 {
-	int i = page_kb == KB_1G;
-	char opt[32];
+	int i = mount_slot(page_kb);
+	char opt[32], *dir;
 
 	if (find_mount(page_kb, path, n) == 0)
 		return 0;
-	if (made_mount[i][0]) {
-		snprintf(path, n, "%s", made_mount[i]);
+	if (i < 0) {
+		snprintf(why, wn, "no hugetlbfs mount for %lu kB pages and "
+			 "%d temporary mounts made already", page_kb,
+			 MAX_MOUNTS);
+		return -1;
+	}
+	dir = made_mount[i].dir;
+	if (dir[0]) {
+		snprintf(path, n, "%s", dir);
 		return 0;
 	}
-	snprintf(made_mount[i], sizeof(made_mount[i]),
-		 "/tmp/bench-hugetlbfs-XXXXXX");
-	if (!mkdtemp(made_mount[i])) {
+	made_mount[i].kb = page_kb;
+	snprintf(dir, sizeof(made_mount[i].dir), "/tmp/bench-hugetlbfs-XXXXXX");
+	if (!mkdtemp(dir)) {
 		snprintf(why, wn, "mkdtemp: %s", strerror(errno));
-		made_mount[i][0] = 0;
+		dir[0] = 0;
 		return -1;
 	}
 	snprintf(opt, sizeof(opt), "pagesize=%luK", page_kb);
-	if (mount("none", made_mount[i], "hugetlbfs", 0, opt)) {
+	if (mount("none", dir, "hugetlbfs", 0, opt)) {
 		snprintf(why, wn, "no hugetlbfs mount for %lu kB pages and "
 			 "mount failed: %s", page_kb, strerror(errno));
-		rmdir(made_mount[i]);
-		made_mount[i][0] = 0;
+		rmdir(dir);
+		dir[0] = 0;
 		return -1;
 	}
 	atexit(backing_cleanup);
 	signal(SIGINT, cleanup_signal);
 	signal(SIGTERM, cleanup_signal);
 	signal(SIGHUP, cleanup_signal);
-	snprintf(path, n, "%s", made_mount[i]);
+	snprintf(path, n, "%s", dir);
 	return 0;
 }
 
@@ -301,17 +335,26 @@ static void shm_detach(struct mapping *m)
 	shmdt(m->addr);
 }
 
-/* /dev/hugetlb serves the default huge page size */
-static const char *dev_path(unsigned long page_kb)
+/*
+ * The 2 MB rows use /dev/hugetlb, which serves the default huge page size
+ * (2 MB on x86_64 and on arm64 with 4 KB granules, what the project's
+ * kernels boot with); every other size its /dev/hugetlb-<size>kB node.
+ */
+static void dev_path(unsigned long page_kb, char *path, size_t n)
 {
-	return page_kb == KB_1G ? "/dev/hugetlb-1048576kB" : "/dev/hugetlb";
+	if (page_kb == KB_2M)
+		snprintf(path, n, "/dev/hugetlb");
+	else
+		snprintf(path, n, "/dev/hugetlb-%lukB", page_kb);
 }
 
 static int devhugetlb_available(unsigned long page_kb, char *why, size_t n)
 {
-	if (access(dev_path(page_kb), F_OK)) {
-		snprintf(why, n, "%s does not exist on this kernel",
-			 dev_path(page_kb));
+	char path[64];
+
+	dev_path(page_kb, path, sizeof(path));
+	if (access(path, F_OK)) {
+		snprintf(why, n, "%s does not exist on this kernel", path);
 		return -1;
 	}
 	return 0;
@@ -319,7 +362,10 @@ static int devhugetlb_available(unsigned long page_kb, char *why, size_t n)
 
 static int devhugetlb_prepare(struct mapping *m, char *why, size_t n)
 {
-	m->fd = open(dev_path(m->b->page_kb), O_RDWR);
+	char path[64];
+
+	dev_path(m->b->page_kb, path, sizeof(path));
+	m->fd = open(path, O_RDWR);
 	return m->fd < 0 ? fail(why, n, m, "open") : 0;
 }
 
@@ -376,7 +422,11 @@ static const struct backing_ops memfd_ops = {
 
 /*
  * In display order.  Colours: the Okabe-Ito palette, devzero black as the
- * 4 KB baseline; a -1G variant keeps its base colour.
+ * 4 KB baseline; a size variant (-1G, -64K, -32M) keeps its base colour and
+ * the figures tell the sizes apart by dash and point (plots/common.gp).
+ * Every row is here on every architecture: a kernel without the pool skips
+ * the row, saying so (backing_available), and bench/run.py leaves out of
+ * its default list the sizes the target architecture never has.
  */
 const struct backing backings[] = {
 	{ "devzero", 4, 0, "#000000", &devzero_ops,
@@ -403,6 +453,26 @@ const struct backing backings[] = {
 	  "maphugetlb with MAP_HUGE_1GB" },
 	{ "memfd-1G", KB_1G, KB_1G, "#CC79A7", &memfd_ops,
 	  "memfd with MFD_HUGE_1GB" },
+	{ "hugetlbfs-64K", KB_64K, KB_64K, "#0072B2", &hugetlbfs_ops,
+	  "hugetlbfs with 64 KB pages (arm64: contiguous PTEs)" },
+	{ "shm-64K", KB_64K, KB_64K, "#56B4E9", &shm_ops,
+	  "shm with 64 KB pages" },
+	{ "devhugetlb-64K", KB_64K, KB_64K, "#D55E00", &devhugetlb_ops,
+	  "mmap(MAP_PRIVATE) of /dev/hugetlb-64kB" },
+	{ "maphugetlb-64K", KB_64K, KB_64K, "#E69F00", &maphugetlb_ops,
+	  "maphugetlb with MAP_HUGE_64KB" },
+	{ "memfd-64K", KB_64K, KB_64K, "#CC79A7", &memfd_ops,
+	  "memfd with MFD_HUGE_64KB" },
+	{ "hugetlbfs-32M", KB_32M, KB_32M, "#0072B2", &hugetlbfs_ops,
+	  "hugetlbfs with 32 MB pages (arm64: contiguous PMDs)" },
+	{ "shm-32M", KB_32M, KB_32M, "#56B4E9", &shm_ops,
+	  "shm with 32 MB pages" },
+	{ "devhugetlb-32M", KB_32M, KB_32M, "#D55E00", &devhugetlb_ops,
+	  "mmap(MAP_PRIVATE) of /dev/hugetlb-32768kB" },
+	{ "maphugetlb-32M", KB_32M, KB_32M, "#E69F00", &maphugetlb_ops,
+	  "maphugetlb with MAP_HUGE_32MB" },
+	{ "memfd-32M", KB_32M, KB_32M, "#CC79A7", &memfd_ops,
+	  "memfd with MFD_HUGE_32MB" },
 };
 const int nbackings = sizeof(backings) / sizeof(backings[0]);
 
@@ -428,9 +498,15 @@ int backing_available(const struct backing *b, char *why, size_t n)
 			 "hugepages-%lukB/nr_hugepages", b->pool_kb);
 		pages = read_long(path);
 		if (pages <= 0) {
-			snprintf(why, n, pages < 0 ? "kernel has no %lu kB huge "
-				 "pages" : "no %lu kB huge pages preallocated",
-				 b->pool_kb);
+			if (pages < 0)
+				snprintf(why, n, "kernel has no %lu kB huge "
+					 "pages (no %.*s: a size this "
+					 "architecture lacks?)", b->pool_kb,
+					 (int)(strrchr(path, '/') - path),
+					 path);
+			else
+				snprintf(why, n, "no %lu kB huge pages "
+					 "preallocated", b->pool_kb);
 			return -1;
 		}
 	}

@@ -64,15 +64,42 @@ $(BENCH_TOOLS): bench/benchtool.c $(BENCH_SRCS) $(BENCH_LIB_SRC) \
 	$(BENCH_CC) $(BENCH_CFLAGS) -Ibench -o $@ $< $(BENCH_SRCS) \
 		$(BENCH_LIB_SRC) -lm
 
+# The same benchmarks cross-built for the arm64 guest (make bench
+# ARCH=arm64), beside the x86_64 ones: static, with clang and Debian's
+# libc6-dev-arm64-cross, as kernel/build.sh builds the arm64 kselftests.
+# They link the same event table: on arm64 the counters say why it has no
+# TLB events for that CPU (bench/pmu.c).  No real-program step: it runs
+# Debian's x86_64 xz under an LD_PRELOAD library (bench/realprog/).
+BENCH_ARM64_CC ?= clang --target=aarch64-linux-gnu -fuse-ld=lld
+BENCH_ARM64_DIR := build/bench-arm64
+BENCH_ARM64_BINS := $(addprefix $(BENCH_ARM64_DIR)/,$(BENCH_NAMES))
+
+$(BENCH_ARM64_DIR):
+	mkdir -p $@
+
+$(BENCH_ARM64_BINS): $(BENCH_ARM64_DIR)/%: bench/%.c bench/main.c \
+		$(BENCH_LIB_SRC) $(BENCH_HDRS) bench/bench.mk | $(BENCH_ARM64_DIR)
+	@test -e /usr/aarch64-linux-gnu/lib/libc.a || { echo "bench: no arm64" \
+		"libc (/usr/aarch64-linux-gnu/lib/libc.a) to cross-build $@:" \
+		"run 'make deps ARCH=arm64'" >&2; exit 1; }
+	$(BENCH_ARM64_CC) $(BENCH_CFLAGS) -Ibench -o $@ bench/main.c $< \
+		$(BENCH_LIB_SRC) -lm
+
 include bench/realprog/realprog.mk
 
 .PHONY: bench-bins bench-guest bench-native test-bench
 bench-bins: $(BENCH_BINS) $(BENCH_TOOLS) $(PRELOAD_SO) $(REALPROG)
 
 # KERNEL and INITRAMFS, when the top-level Makefile passes them, choose
-# what run-qemu.sh boots (its defaults otherwise).
+# what run-qemu.sh boots (its defaults otherwise); ARCH=arm64 boots the
+# arm64 guest, whose initramfs holds $(BENCH_ARM64_BINS).
+ifeq ($(ARCH),arm64)
+bench-guest: $(BENCH_ARM64_BINS)
+else
 bench-guest: $(BENCH_BINS) $(PRELOAD_SO) $(REALPROG)
+endif
 	python3 bench/run.py --mode guest --profile $(PROFILE) \
+		$(if $(filter arm64,$(ARCH)),--arch arm64) \
 		$(if $(KERNEL),--kernel $(KERNEL)) \
 		$(if $(INITRAMFS),--initrd $(INITRAMFS))
 

@@ -126,7 +126,12 @@ static const struct pmu_role_events *role_events(struct counters *c,
 						 size_t n)
 {
 	const struct pmu_core *core;
+	const char *arch = pmu_arch_missing();
 
+	if (arch) {
+		snprintf(why, n, "%s", arch);
+		return NULL;
+	}
 	if (!c->cpuid[0]) {
 		snprintf(why, n, "cannot read this CPU's vendor, family, model "
 			 "and stepping from /proc/cpuinfo");

@@ -85,8 +85,10 @@ static void from_sysfs(const char *root, int cpu, struct llc *l)
 		closedir(d);
 }
 
+/* glibc reads these from CPUID on x86; elsewhere there is no CPUID */
 static void from_cpuid(struct llc *l)
 {
+#if defined(__x86_64__) || defined(__i386__)
 	long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
 	long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
 
@@ -100,6 +102,9 @@ static void from_cpuid(struct llc *l)
 		return;
 	}
 	l->source = "cpuid";
+#else
+	(void)l;
+#endif
 }
 
 int llc_read(const char *root, int cpu, int use_cpuid, struct llc *l,
@@ -113,6 +118,12 @@ int llc_read(const char *root, int cpu, int use_cpuid, struct llc *l,
 		return 0;
 	snprintf(why, n, "no cache size: %s/sys/devices/system/cpu/cpu%d/cache "
 		 "has no data or unified cache%s", root && *root ? root : "",
-		 cpu < 0 ? 0 : cpu, use_cpuid ? " and CPUID reports none" : "");
+		 cpu < 0 ? 0 : cpu, !use_cpuid ? "" :
+#if defined(__x86_64__) || defined(__i386__)
+		 " and CPUID reports none"
+#else
+		 " (no CPUID fallback on this architecture)"
+#endif
+		 );
 	return -1;
 }

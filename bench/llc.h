@@ -8,7 +8,9 @@
  * Where sysfs has no cache directory (some virtual machines) it falls back
  * to what glibc reads from CPUID (sysconf _SC_LEVEL3/_SC_LEVEL2_CACHE_SIZE),
  * which on AMD parts is the whole processor's L3 rather than one CCX's:
- * larger, so the rule stays on the safe side.  The source is recorded.
+ * larger, so the rule stays on the safe side.  Only x86 has that fallback:
+ * an arm64 build reads sysfs alone (the guest's device tree describes its
+ * caches there, or nothing).  The source is recorded.
  */
 #ifndef BENCH_LLC_H
 #define BENCH_LLC_H

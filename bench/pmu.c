@@ -130,6 +130,18 @@ const struct pmu_model *pmu_model_find(const char *cpuid, char *why,
 	return NULL;
 }
 
+const char *pmu_arch_missing(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return NULL;
+#else
+	return "no hardware TLB events on this architecture: the compiled-in "
+	       "table is perf's pmu-events for x86 "
+	       "(tools/perf/pmu-events/arch/x86), none for Arm cores (and a "
+	       "TCG guest has no TLB to count)";
+#endif
+}
+
 int pmu_host_cpuid(char *buf, size_t n)
 {
 	char line[256], vendor[64] = "";

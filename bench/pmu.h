@@ -61,6 +61,11 @@ extern const char *const pmu_role_names[PMU_ROLE_NR];
  */
 const struct pmu_model *pmu_model_find(const char *cpuid, char *why,
 				       size_t n);
+/*
+ * NULL where the table can name this build's CPU (x86), else why it
+ * cannot: the counters then record the TLB roles as unavailable with it
+ */
+const char *pmu_arch_missing(void);
 /* this CPU's cpuid string from /proc/cpuinfo; 0, or -1 */
 int pmu_host_cpuid(char *buf, size_t n);
 /* the core PMU named pmu in m, or NULL */

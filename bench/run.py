@@ -13,6 +13,8 @@ results/latest points at the run.  results/README.md documents the files.
 
 guest: ./run-qemu.sh --hugepages N [--hugepages-1g N] --mem SIZE -- sh -c ...
        runs the binaries one after another in one boot (docs/interfaces.md).
+       --arch arm64 boots the arm64 guest (TCG) with a pool of each of its
+       four sizes, and the chase and mlp model the TLB of a Neoverse N1.
 native: the same binaries on the host kernel; vm.nr_hugepages (and the 1 GB
        pool) are raised for the run and restored on every exit path.
 
@@ -47,7 +49,36 @@ GB = 1 << 30
 # Where the host's /proc and /sys are read and THP is set (tests point it
 # at a fake tree).
 HOST_ROOT = "/"
-KB_1G = 1048576
+KB_64K, KB_2M, KB_32M, KB_1G = 64, 2048, 32768, 1048576
+
+# The hugetlb pool sizes each guest architecture has: with 4 KB granules
+# arm64 has 64 KB and 32 MB pages (contiguous PTEs and PMDs) besides the
+# 2 MB and 1 GB block entries.  A backing whose pool the architecture never
+# has is left out of the default list rather than recorded as skipped in
+# every run: x86 figures and meta.json would otherwise carry ten backings
+# that cannot exist there.  Named with --backings it still runs, and skips
+# saying why (bench/backing.c).
+ARCH_POOLS = {"x86_64": (KB_2M, KB_1G),
+              "arm64": (KB_64K, KB_2M, KB_32M, KB_1G)}
+# run-qemu.sh's option for each pool, and the profile key sizing it
+POOL_OPTS = {KB_64K: ("--hugepages-64k", "hugepages_64k"),
+             KB_2M: ("--hugepages", "hugepages"),
+             KB_32M: ("--hugepages-32m", "hugepages_32m"),
+             KB_1G: ("--hugepages-1g", "hugepages_1g")}
+# The TLB model of the arm64 guest's runs: -cpu max is no real core, and
+# the chase cannot pick a preset from a CPU the event tables do not know
+# (bench/pmu.c), so the model is the Neoverse N1's (bench/tlbmodel.c).
+ARM64_PRESET = "neoverse-n1"
+# Why the arm64 run has no real-program step (meta.json notes).
+ARM64_NO_REALPROG = ("realprog not run on arm64: it runs Debian's x86_64 "
+                     "xz under an LD_PRELOAD library (bench/realprog/), "
+                     "and the arm64 initramfs holds neither")
+
+
+def arch_backings(c, arch):
+    """The backings of c whose pool (if any) arch has, in table order."""
+    return [b["name"] for b in c.backings
+            if not b["pool_kb"] or b["pool_kb"] in ARCH_POOLS[arch]]
 
 # Working sets: dense near the TLB reaches (256K, 6M/8M, 64M/128M; see
 # make_sweep in runner.c for where the numbers come from).
@@ -75,7 +106,8 @@ def size_bytes(s):
     return int(s)
 
 
-def profile(name, mode, mem_available=None, c=None, llc=None):
+def profile(name, mode, mem_available=None, c=None, llc=None,
+            arch="x86_64"):
     """The arguments of each benchmark, and the pools/memory they need.
 
     tiny: a few sizes, 2 reps: a smoke test (the guest test), not data.
@@ -88,19 +120,21 @@ def profile(name, mode, mem_available=None, c=None, llc=None):
     entry of its own: a new benchmark runs without touching this file.
     llc: the host's last-level cache in bytes (host_llc()), which sizes
     streamk natively; None in the guest or where it is unknown.
+    arch: the guest's (or host's) architecture, which decides the default
+    backings (ARCH_POOLS).
     """
     guest = mode == "guest"
     if name == "tiny":
         p = tiny_profile()
     elif name == "quick":
-        p = quick_profile(guest, c)
+        p = quick_profile(guest, c, arch)
     elif name == "full":
         p = full_profile(guest, mem_available)
     else:
         raise ValueError("unknown profile %r" % name)
     p["streamk"] = streamk_profile(name, guest, llc, p, mem_available)
-    add_faultscale(p, name, guest, c)
-    return size_pools(p)
+    add_faultscale(p, name, guest, c, arch)
+    return size_pools(p, arch=arch)
 
 
 # streamk's guest working set in the quick profile (three arrays of 8 MB):
@@ -162,7 +196,7 @@ FAULTSCALE = {
 }
 
 
-def add_faultscale(p, name, guest, c):
+def add_faultscale(p, name, guest, c, arch="x86_64"):
     """faultscale's arguments: 1..CPUs tasks (full adds twice the CPUs,
     oversubscribed), each with a region of max_bytes / the most tasks at
     most; in the guest p["smp"] CPUs, and no 1 GB backings but in full
@@ -184,7 +218,8 @@ def add_faultscale(p, name, guest, c):
         p["smp"] = cpus
         if name != "full":
             c = c or contract.load()
-            small = [b["name"] for b in c.backings if b["pool_kb"] != KB_1G]
+            small = [b for b in arch_backings(c, arch)
+                     if c.needs_pool(b) != KB_1G]
             p.setdefault("backings", {})["faultscale"] = ",".join(small)
 
 
@@ -204,7 +239,7 @@ def tiny_profile():
     }
 
 
-def quick_profile(guest, c):
+def quick_profile(guest, c, arch="x86_64"):
     sizes = QUICK_SIZES_GUEST if guest else \
         QUICK_SIZES + ["512M", "768M", "1G"]
     stream_sizes = "64K,1M,8M,64M" if guest else "64K,1M,8M,64M,256M,1G"
@@ -232,7 +267,8 @@ def quick_profile(guest, c):
         # quick guest run keeps the 1 GB variants for the chase (the
         # TLB question) and leaves the other benchmarks' to native/full.
         c = c or contract.load()
-        small = [b["name"] for b in c.backings if b["pool_kb"] != KB_1G]
+        small = [b for b in arch_backings(c, arch)
+                 if c.needs_pool(b) != KB_1G]
         p["backings"] = {"*": ",".join(small), "chase": None}
     return p
 
@@ -261,7 +297,8 @@ def full_profile(guest, mem_available):
     }
 
 
-def size_pools(p, with_1g=True, together=None, mem_available=None):
+def size_pools(p, with_1g=True, together=None, mem_available=None,
+               arch="x86_64"):
     """Pools and guest memory for p["max_bytes"].  The runner maps every
     backing of a benchmark at once, to interleave their repetitions
     (bench/runner.c), so a pool gets one working set (plus slack) per
@@ -270,28 +307,42 @@ def size_pools(p, with_1g=True, together=None, mem_available=None):
     and the runner measures the sizes that do not fit backing by backing
     (meta.json repetition_order says which).  The real-program step needs
     REALPROG_POOL of 2 MB pages at once, alone.  The guest also needs the 4K
-    and THP working sets and room for the initramfs."""
+    and THP working sets and room for the initramfs.  Every pool arch has
+    is sized (p["hugepages_64k"] and p["hugepages_32m"] on arm64)."""
     together = together or {}
-    n2, n1 = together.get(2048, 1), together.get(KB_1G, 1)
-    pages, pages_1g = -(-p["max_bytes"] // (2 * MB)), -(-p["max_bytes"] // GB)
-    if not with_1g:
-        n1 = 0
-    if mem_available and n2 * pages * 2 * MB + n1 * pages_1g * GB > \
-            mem_available // 2:
-        n2, n1 = 1, min(n1, 1)
+    kbs = [kb for kb in ARCH_POOLS[arch] if with_1g or kb != KB_1G]
+    n = {kb: together.get(kb, 1) for kb in kbs}
+    pages = {kb: -(-p["max_bytes"] // (kb * 1024)) for kb in kbs}
+    if mem_available and sum(n[kb] * pages[kb] * kb * 1024 for kb in kbs) \
+            > mem_available // 2:
+        n = {kb: min(k, 1) for kb, k in n.items()}
+    n[KB_2M] = max(n[KB_2M], 1)
     realprog = -(-REALPROG_POOL // (2 * MB)) if p.get(REALPROG) else 0
-    p["hugepages"] = max(n2 * pages, realprog) + 8
-    p["hugepages_1g"] = n1 * pages_1g
-    mem = p["hugepages"] * 2 * MB + 2 * p["max_bytes"] + 768 * MB
-    if p["hugepages_1g"]:
-        # A boot-time 1 GB page needs a whole free 1 GB-aligned block.  On
-        # QEMU's pc machine RAM past 3 GB moves above 4 GB, and early
-        # allocations (the initramfs, memmap) sit at the top of each range,
-        # so give the high range the pages plus 2 GB to spare: with 4 GB the
-        # guest preallocates no 1 GB page, with 6 GB it does.
-        mem = max(-(-mem // GB) * GB, 3 * GB) + (p["hugepages_1g"] + 2) * GB
-    p["mem"] = "%dM" % (mem // MB)
+    for kb in ARCH_POOLS[arch]:
+        p[POOL_OPTS[kb][1]] = n.get(kb, 0) * pages.get(kb, 0)
+    p["hugepages"] = max(p["hugepages"], realprog) + 8
+    small = sum(p[POOL_OPTS[kb][1]] * kb * 1024
+                for kb in ARCH_POOLS[arch] if kb != KB_1G)
+    p["mem"] = "%dM" % (guest_mem(small + 2 * p["max_bytes"] + 768 * MB,
+                                  p["hugepages_1g"], arch) // MB)
     return p
+
+
+def guest_mem(mem, pages_1g, arch):
+    """Guest RAM for mem bytes of everything but the 1 GB pool, and that
+    pool's pages_1g pages."""
+    if not pages_1g:
+        return mem
+    if arch == "arm64":
+        # -M virt has one RAM range, 1 GB aligned; early allocations
+        # (memmap, page tables) sit at its top: one 1 GB block to spare.
+        return -(-mem // GB) * GB + (pages_1g + 1) * GB
+    # A boot-time 1 GB page needs a whole free 1 GB-aligned block.  On
+    # QEMU's pc machine RAM past 3 GB moves above 4 GB, and early
+    # allocations (the initramfs, memmap) sit at the top of each range,
+    # so give the high range the pages plus 2 GB to spare: with 4 GB the
+    # guest preallocates no 1 GB page, with 6 GB it does.
+    return max(-(-mem // GB) * GB, 3 * GB) + (pages_1g + 2) * GB
 
 
 def host_cpu(path="/proc/cpuinfo"):
@@ -486,7 +537,19 @@ class Results:
             m.setdefault("other", {})[key] = val
         self.write_meta()
 
+    # QEMU emulates a PMU under TCG on arm64 (PMUv3): its cycles follow
+    # emulated time, and a guest kernel with a PMU driver opens them.
+    EMULATED_PMU = ("%s counted by the PMU QEMU emulates (timing source "
+                    "%s): emulated, not hardware counts")
+
     def finish(self, status):
+        src = self.meta.get("timing_source")
+        counted = [e for e in ("cycles", "instructions")
+                   if (self.meta["counters"].get(e) or {}).get("available")]
+        if counted and src and not contract.timing_is_hardware(src):
+            note = self.EMULATED_PMU % (" and ".join(counted), src)
+            if note not in self.meta.setdefault("notes", []):
+                self.meta["notes"].append(note)
         self.meta["status"] = status
         self.meta["rows"] = dict(self.rows)
         self.write_meta()
@@ -573,9 +636,10 @@ def new_run_id(results_dir, mode, prof):
     return rid
 
 
-def qemu_version():
+def qemu_version(arch="x86_64"):
+    qemu = {"arm64": "qemu-system-aarch64"}.get(arch, "qemu-system-x86_64")
     try:
-        out = subprocess.run(["qemu-system-x86_64", "--version"],
+        out = subprocess.run([qemu, "--version"],
                              capture_output=True, text=True).stdout
         return out.splitlines()[0].strip() if out else None
     except OSError:
@@ -750,7 +814,7 @@ def bench_backings(p, bench, args, c):
     profile_bk = p.get("backings", {})
     chosen = args.backings or profile_bk.get(bench, profile_bk.get("*"))
     if not chosen:
-        return c.backing_names()
+        return arch_backings(c, args.arch)
     want = chosen.split(",")
     for b in want:
         if b not in REALPROG_BACKINGS.split(","):
@@ -804,10 +868,13 @@ def invocations(p, args, preset, benches, c):
 def parse_args(argv, c):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mode", choices=("guest", "native"), required=True)
+    ap.add_argument("--arch", choices=tuple(ARCH_POOLS),
+                    help="guest: the guest's architecture (default: arm64 "
+                    "for a --kernel named Image*, else x86_64); native: "
+                    "this host's")
     ap.add_argument("--profile", default="quick",
                     choices=("tiny", "quick", "full"))
-    ap.add_argument("--benches", default=",".join(c.bench_names() +
-                                                  [REALPROG]),
+    ap.add_argument("--benches", default=None,
                     help="comma list (default: %(default)s; realprog is "
                     "the real-program step)")
     ap.add_argument("--backings", help="comma list (default: all)")
@@ -822,7 +889,8 @@ def parse_args(argv, c):
     ap.add_argument("--results-dir", default=os.path.join(ROOT, "results"))
     ap.add_argument("--bindir", default=os.path.join(ROOT, "build", "bench"))
     ap.add_argument("--run-qemu", default=os.path.join(ROOT, "run-qemu.sh"))
-    ap.add_argument("--kernel", help="guest: bzImage for run-qemu.sh")
+    ap.add_argument("--kernel", help="guest: bzImage (arm64: Image) for "
+                    "run-qemu.sh")
     ap.add_argument("--initrd", help="guest: initramfs for run-qemu.sh")
     ap.add_argument("--qemu-arg", action="append", default=[],
                     help="extra run-qemu.sh argument (repeatable)")
@@ -832,6 +900,10 @@ def parse_args(argv, c):
                     "(chase and stream), e.g. 1G or 16K,6M,1G")
     ap.add_argument("--dry-run", action="store_true")
     args = ap.parse_args(argv)
+    args.benches_given = args.benches is not None
+    if not args.benches_given:
+        args.benches = ",".join(c.bench_names() + [REALPROG])
+    set_arch(ap, args)
     try:
         for b in args.benches.split(","):
             if b != REALPROG:
@@ -844,7 +916,31 @@ def parse_args(argv, c):
     return args
 
 
-def override_sizes(p, sizes):
+def set_arch(ap, args):
+    """args.arch from --arch, the kernel's name or the host; on arm64 the
+    model preset (ARM64_PRESET) and no real-program step by default."""
+    host = {"aarch64": "arm64"}.get(platform.machine(), platform.machine())
+    if args.mode == "native":
+        if args.arch and args.arch != host:
+            ap.error("--arch %s with --mode native on a %s host: native runs "
+                     "measure this host; use --mode guest" % (args.arch,
+                                                              host))
+        args.arch = host if host in ARCH_POOLS else "x86_64"
+    elif not args.arch:
+        kernel = os.path.basename(args.kernel or "")
+        args.arch = "arm64" if kernel.startswith("Image") else "x86_64"
+    if args.arch != "arm64":
+        return
+    if args.model == "auto":
+        args.model = ARM64_PRESET
+    benches = args.benches.split(",")
+    if REALPROG in benches:
+        if args.benches_given:
+            ap.error(ARM64_NO_REALPROG)
+        args.benches = ",".join(b for b in benches if b != REALPROG)
+
+
+def override_sizes(p, sizes, arch="x86_64"):
     """--sizes replaces the working sets of every benchmark but fault."""
     top = max(size_bytes(x) for x in sizes.split(","))
     for b in ("chase", "stream", "streamk", "mlp", "runner"):
@@ -855,7 +951,7 @@ def override_sizes(p, sizes):
                 del a[i:i + 2]
         p[b] = ["--sizes", sizes] + a
     p["max_bytes"] = max(top, size_bytes(p["fault"][1].split(",")[-1]))
-    size_pools(p)
+    size_pools(p, arch=arch)
 
 
 # The guest's THP knobs, as one @meta line (Results.add_meta: thp_guest).
@@ -872,9 +968,15 @@ def guest_command(p, args, runs, c):
             os.path.basename(binary(bench, c)),
             " ".join(shlex.quote(x) for x in argv), bench)
         for bench, argv in runs])
-    cmd = [args.run_qemu, "--hugepages", str(p["hugepages"])]
-    if p["hugepages_1g"]:
-        cmd += ["--hugepages-1g", str(p["hugepages_1g"])]
+    cmd = [args.run_qemu]
+    if args.arch != "x86_64":
+        cmd += ["--arch", args.arch]
+    # every pool of the architecture, 0 included: run-qemu.sh's own
+    # defaults would otherwise fill the pools the run does not use
+    for kb in ARCH_POOLS[args.arch]:
+        opt, key = POOL_OPTS[kb]
+        if p[key] or kb != KB_1G:
+            cmd += [opt, str(p[key])]
     cmd += ["--mem", p["mem"], "--timeout", str(p["timeout"])]
     if any(bench == "faultscale" for bench, _ in runs):
         cmd += ["--smp", str(p["smp"])]
@@ -898,7 +1000,9 @@ def first_meta(args, run_id, cmds, runs):
         "host_cpu": host_cpu(),
         "kernel": None if guest else platform.release(),
         "series_id": None if guest else "host",
-        "qemu": {"version": qemu_version(), "accel": None, "icount": None}
+        "arch": args.arch,
+        "qemu": {"version": qemu_version(args.arch), "accel": None,
+                 "icount": None}
         if guest else None,
         "timing_source": None if guest else "native",
         "commands": [" ".join(shlex.quote(x) for x in c) for c in cmds],
@@ -915,6 +1019,8 @@ def first_meta(args, run_id, cmds, runs):
         meta["backing_order"].setdefault(bench, []).extend(part)
     if state["hypervisor"] and not guest:
         meta["notes"] = [contract.HYPERVISOR_NOTE]
+    if args.arch == "arm64" and not args.benches_given:
+        meta.setdefault("notes", []).append(ARM64_NO_REALPROG)
     return meta
 
 
@@ -1047,16 +1153,18 @@ def main(argv=None):
     args = parse_args(argv, c)
     benches = [b for b in args.benches.split(",") if b]
     p = profile(args.profile, args.mode, mem_available(), c,
-                llc=None if args.mode == "guest" else host_llc())
+                llc=None if args.mode == "guest" else host_llc(),
+                arch=args.arch)
     if args.sizes:
-        override_sizes(p, args.sizes)
+        override_sizes(p, args.sizes, args.arch)
     runs = invocations(p, args, args.model, benches, c)
     selected = {b for bench, argv in runs if bench != REALPROG
                 for b in argv[argv.index("--backings") + 1].split(",")}
     if REALPROG not in benches:
         p.pop(REALPROG, None)
     size_pools(p, with_1g=not args.no_1g and wants_1g(selected, c),
-               together=together(runs, c), mem_available=mem_available())
+               together=together(runs, c), mem_available=mem_available(),
+               arch=args.arch)
 
     guest = args.mode == "guest"
     if guest:

@@ -535,23 +535,40 @@ static void pin(struct run_opts *o)
 		o->cpu = -1;
 	}
 }
-static void emit_env_meta(void)
+/*
+ * The CPU's name from /proc/cpuinfo: x86's "model name"; arm64 has none,
+ * so its "CPU implementer" and "CPU part" (the MIDR fields) stand for it.
+ */
+static void cpu_model(char *model, size_t n)
 {
-	struct utsname u;
-	char esc[3][300], model[256] = "";
-	char line[512];
+	char line[512], impl[32] = "", part[32] = "";
 	FILE *f = fopen("/proc/cpuinfo", "r");
-	const char *s = getenv("HUGETLB_SERIES");
 
-	while (f && fgets(line, sizeof(line), f))
+	model[0] = 0;
+	while (f && fgets(line, sizeof(line), f)) {
 		if (!strncmp(line, "model name", 10)) {
-			snprintf(model, sizeof(model), "%s",
-				 strchr(line, ':') + 2);
+			snprintf(model, n, "%s", strchr(line, ':') + 2);
 			model[strcspn(model, "\n")] = 0;
 			break;
 		}
+		if (!impl[0])
+			sscanf(line, "CPU implementer : %31s", impl);
+		if (!part[0])
+			sscanf(line, "CPU part : %31s", part);
+	}
 	if (f)
 		fclose(f);
+	if (!model[0] && impl[0] && part[0])
+		snprintf(model, n, "CPU implementer %s part %s", impl, part);
+}
+
+static void emit_env_meta(void)
+{
+	struct utsname u;
+	char esc[3][300], model[256];
+	const char *s = getenv("HUGETLB_SERIES");
+
+	cpu_model(model, sizeof(model));
 	uname(&u);
 	json_str(esc[0], sizeof(esc[0]), u.release);
 	json_str(esc[1], sizeof(esc[1]), model);

@@ -50,11 +50,17 @@
 #define LLC_RULE 4		/* arrays at least 4x the last-level cache */
 
 /*
- * Keeps gcc from replacing a loop by a memcpy/memset call (the
- * "loop distribution" pass does that at -O2 for copy and fill loops).
+ * Keeps the compiler from replacing a loop by a memcpy/memset call (gcc's
+ * "loop distribution" pass does that at -O2 for copy and fill loops,
+ * clang's loop idiom pass too; clang, which cross-builds the arm64 ones,
+ * has no optimize attribute but no_builtin turns that pass's calls off).
  */
+#ifdef __clang__
+#define NO_LIBCALL __attribute__((noinline, no_builtin("memcpy", "memset")))
+#else
 #define NO_LIBCALL __attribute__((noinline, \
 	optimize("no-tree-loop-distribute-patterns")))
+#endif
 
 enum kern { K_COPY, K_SCALE, K_ADD, K_TRIAD, K_NR };
 static const char *const kname[K_NR] = { "copy", "scale", "add", "triad" };

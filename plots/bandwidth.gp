@@ -38,15 +38,14 @@ SEL_RWC = SEL
 want(b) = isb(b) && atwss("stride") && valid(STRIDECOL > 0 ? STRIDECOL : 5)
 eval SELECT
 SEL_STRIDE = SEL
-fill(b) = is1g(b) ? 0.45 : 0.85
 
 # Plot clauses (see CLAUSE in common.gp); s runs over a selection.
 RWC = "DATA using (kidx(strcol(4)) + xoff(int(s))):" . \
       "(isb(B(s)) && column(3) == WSS && kidx(strcol(4)) > 0 ? $5 : NaN) " . \
-      "with boxes lc rgb bcolor(B(s)) fs solid fill(B(s)) title B(s)"
+      "with boxes lc rgb bcolor(B(s)) fs solid bfill(B(s)) title B(s)"
 STRIDE = "DATA using (int(s)):(isb(B(s)) && atwss('stride') ? " . \
          "(STRIDECOL > 0 ? column(STRIDECOL) : $5) : NaN) " . \
-         "with boxes lc rgb bcolor(B(s)) fs solid fill(B(s)) title B(s)"
+         "with boxes lc rgb bcolor(B(s)) fs solid bfill(B(s)) title B(s)"
 
 set style fill solid 0.85 border lc rgb "#333333"
 set boxwidth BW * 0.95 absolute

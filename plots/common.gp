@@ -71,11 +71,17 @@ set datafile separator comma
 set datafile columnheaders
 set datafile missing NaN
 
-# Backings: each has its colour from COLOURS (or the palette by position); a
-# name ending in -1G (1 GB pages) is drawn dashed with an open point.
-is1g(b) = ends(b, "-1G")
-bdash(b) = is1g(b) ? 2 : 1
-bpoint(b) = is1g(b) ? 6 : 7
+# Backings: each has its colour from COLOURS (or the palette by position),
+# which a size variant shares with its 2 MB (or 4 KB) row; the page size is
+# told by line, point and, in bar charts, fill, from the name's suffix:
+#   (none)  2 MB, 4 KB  solid,    filled circle,   fill 0.85
+#   -64K    64 KB       dotted,   filled triangle, fill 0.65
+#   -32M    32 MB       dash-dot, filled square,   fill 0.3
+#   -1G     1 GB        dashed,   open circle,     fill 0.45
+bsize(b) = ends(b, "-64K") ? 2 : ends(b, "-32M") ? 3 : ends(b, "-1G") ? 4 : 1
+bdash(b) = word("1 3 4 2", bsize(b)) + 0
+bpoint(b) = word("7 9 5 6", bsize(b)) + 0
+bfill(b) = word("0.85 0.65 0.3 0.45", bsize(b)) + 0
 
 # Without a BACKINGS argument, take the backings that have rows, in order.
 if (BACKINGS eq "") {

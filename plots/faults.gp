@@ -18,7 +18,6 @@ call ARG0[1:strlen(ARG0)-strlen("faults.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 
 
 # y of backing B(s)'s row in mode m from the column named c, else NaN.
 yof(s, m, c) = isb(B(s)) && strcol(3) eq m ? column(c) : NaN
-fill(b) = is1g(b) ? 0.45 : 0.85
 # Which backings have rows for each mode and column (see SELECT in common.gp).
 # A row whose column C is empty is dropped by stats; a 0 fault count cannot
 # be drawn on the log scale.
@@ -39,17 +38,17 @@ NHI = NLO == NLO ? STATS_max * 10 : NaN
 
 # Plot clauses (see CLAUSE in common.gp); s runs over a selection.
 DEMAND_US = "DATA using (int(s) - 0.2):(yof(s, 'demand', 'us_per_mb')) with boxes " . \
-            "lc rgb bcolor(B(s)) fs solid fill(B(s)) title B(s)"
+            "lc rgb bcolor(B(s)) fs solid bfill(B(s)) title B(s)"
 POPULATE_US = "DATA using (int(s) + 0.2):(yof(s, 'populate', 'us_per_mb')) with boxes " . \
               "lc rgb bcolor(B(s)) fs pattern 4 notitle"
 KEYNOTE = "keyentry with boxes lc rgb '#777777' fs solid 0.85 title 'demand: solid', " . \
           "keyentry with boxes lc rgb '#777777' fs pattern 4 title 'populate: hatched', "
 DEMAND_N = "DATA using (int(s) - 0.2):(yof(s, 'demand', 'faults_per_mb')) with boxes " . \
-           "lc rgb bcolor(B(s)) fs solid fill(B(s)) notitle"
+           "lc rgb bcolor(B(s)) fs solid bfill(B(s)) notitle"
 POPULATE_N = "DATA using (int(s) + 0.2):(yof(s, 'populate', 'faults_per_mb')) with boxes " . \
              "lc rgb bcolor(B(s)) fs pattern 4 notitle"
 SETUP_US = "DATA using (int(s)):(yof(s, 'setup', 'us_per_call')) with boxes " . \
-           "lc rgb bcolor(B(s)) fs solid fill(B(s)) notitle"
+           "lc rgb bcolor(B(s)) fs solid bfill(B(s)) notitle"
 
 set style fill solid 0.85 border lc rgb "#333333"
 AXES = "set border 3; set xtics border out nomirror () rotate by 35 right scale 0 font ',10'; " . \

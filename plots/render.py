@@ -145,7 +145,9 @@ def caption_of(meta):
         accel = str(q.get("accel", "?"))
         if q.get("icount"):
             accel += " + icount"
-        accel += f" ({q.get('version') or 'QEMU version not recorded'}, guest)"
+        # an x86_64 guest's meta.json predates "arch": only arm64 is named
+        guest = "arm64 guest" if meta.get("arch") == "arm64" else "guest"
+        accel += f" ({q.get('version') or 'QEMU version not recorded'}, {guest})"
         hm = meta.get("host_memory")
         if isinstance(hm, dict):
             accel += f", guest RAM on host {hm.get('host_pages')} pages"

@@ -25,13 +25,12 @@ kidx(k) = k eq "copy" ? 1 : k eq "scale" ? 2 : k eq "add" ? 3 : k eq "triad" ? 4
 atwss(dummy) = column(3) == WSS && kidx(strcol(4)) > 0
 BW = 0.8 / (NB > 0 ? NB : 1)
 xoff(i) = (i - (NB + 1) / 2.0) * BW
-fill(b) = is1g(b) ? 0.45 : 0.85
 
 want(b) = isb(b) && atwss(0) && valid(5)
 eval SELECT
 BARS = "DATA using (kidx(strcol(4)) + xoff(int(s))):" . \
        "(isb(B(s)) && atwss(0) ? $5 : NaN) " . \
-       "with boxes lc rgb bcolor(B(s)) fs solid fill(B(s)) title B(s)"
+       "with boxes lc rgb bcolor(B(s)) fs solid bfill(B(s)) title B(s)"
 
 set style fill solid 0.85 border lc rgb "#333333"
 set boxwidth BW * 0.95 absolute

@@ -21,6 +21,13 @@ call ARG0[1:strlen(ARG0)-strlen("tlb-model.gp")] . "common.gp" ARG1 ARG2 ARG3 AR
 # note; the line under the title names the geometry instead.
 TIMING = EXTRA ne "" ? "model geometry: " . EXTRA : "model geometry not recorded"
 TIMINGCOLOR = "#444444"
+# The geometry may wrap to several lines (render.py wraps it): the panels
+# start below its last line, and the figure grows by as much.  The key sits
+# right of both panels, where a long list of backings covers no curve.
+nlines(s) = strstrt(s, "\n") ? 1 + nlines(s[strstrt(s, "\n") + 1:]) : 1
+GEO_EXTRA = 17.0 * (nlines(TIMING) - 1)
+FIG_H = FIG_H + GEO_EXTRA
+PANEL_TOP = 1 - (110.0 + GEO_EXTRA) / FIG_H
 SOURCENOTE = "x = wss_bytes, y = model_l1_misses_per_1k (left), model_walks_per_1k (right), computed by the benchmark"
 
 stats DATA using (hasval("", 9)) nooutput
@@ -44,11 +51,14 @@ do for [fmt in OUTFMTS] {
     eval TERM(fmt)
     eval SET_HEAD
     set output OUTSTEM . "." . fmt
-    set key top left title "backing (model)"
-    set multiplot layout 1, 2
+    set key at screen 0.995, screen PANEL_TOP right top title "backing (model)"
+    set multiplot
+    set tmargin at screen PANEL_TOP; set bmargin at screen 80.0 / FIG_H
+    set lmargin at screen 0.075; set rmargin at screen 0.42
     N = N_L1; COL = 9; WHAT = "L1 dTLB misses"
     eval PANEL
     eval UNSET_HEAD
+    set lmargin at screen 0.495; set rmargin at screen 0.84
     N = N_WALK; COL = 10; WHAT = "page walks"
     set key off
     eval PANEL

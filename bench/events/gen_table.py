@@ -203,7 +203,7 @@ def main(argv):
         lines.append("\t{ %s, %s, %s, %d, {\n%s } }," % (
             c_str(r["Family-model"]), c_str(model), c_str(r["Version"]),
             len(pmus), ",\n".join(pmus)))
-    lines += ["\t{ NULL, NULL, NULL, 0, { { NULL } } },", "};", ""]
+    lines += ["\t{ .cpuid_re = NULL },", "};", ""]
     tmp = out + ".tmp"
     with open(tmp, "w") as f:
         f.write("\n".join(lines))

@@ -72,8 +72,8 @@ class TestContract(unittest.TestCase):
         self.assertEqual(len(names), len(set(names)))
         for b in bk:
             self.assertRegex(b["colour"], r"^#[0-9A-Fa-f]{6}$")
-            self.assertIn(b["page_kb"], (4, 2048, 1048576))
-            self.assertIn(b["pool_kb"], (0, 2048, 1048576))
+            self.assertIn(b["page_kb"], (4, 64, 2048, 32768, 1048576))
+            self.assertIn(b["pool_kb"], (0, 64, 2048, 32768, 1048576))
             self.assertTrue(b["desc"])
             if b["pool_kb"]:
                 self.assertEqual(b["pool_kb"], b["page_kb"], b)
