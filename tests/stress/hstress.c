@@ -199,8 +199,9 @@ static void op_mmap(void)
 	flags = (m->shared ? MAP_SHARED : MAP_PRIVATE) |
 		(m->noreserve ? MAP_NORESERVE : 0);
 	/*
-	 * Unaligned lengths are rounded up to the huge page size: up to
-	 * 64 kB short, less than a page (64 kB pages: 60 kB).
+	 * Unaligned lengths are rounded up to the huge page size: 4 kB to
+	 * 64 kB short, and always less than a page short (64 kB pages: 60 kB
+	 * at most), or the mapping has a page fewer than the table says.
 	 */
 	short_max = psize / 4096 - 1 < 16 ? psize / 4096 - 1 : 16;
 	p = hmap(m->method, psize, NULL,
