@@ -375,6 +375,7 @@ static int sizes_setup(void)
 int main(int argc, char **argv)
 {
 	long seed = 1, procs = 4, ops = 100000, seconds = 60;
+	int status, bad_procs = 0;
 	pthread_rwlockattr_t attr;
 	double t0;
 
@@ -422,8 +423,12 @@ int main(int argc, char **argv)
 	for (int i = 0; i < procs; i++)
 		if (!fork())
 			run_proc(seed, i, ops, t0 + seconds);
-	while (wait(NULL) > 0)
-		;
+	/* A process that could not run (2: personality() refused) is a failure */
+	while (wait(&status) > 0)
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			printf("# FAIL a fuzzing process ended with status %#x\n", status);
+			bad_procs++;
+		}
 	umount(NOEXEC_DIR);
 	rmdir(NOEXEC_DIR);
 	for (int i = 0; i < sh->nmsg && i < NMSG; i++)
@@ -435,7 +440,8 @@ int main(int argc, char **argv)
 		printf("%sok - hfuzz mapped %lukB pages alike (%ld pairs)\n",
 		       sh->mapped_size[i] ? "" : "not ", sizes[i] >> 10,
 		       sh->mapped_size[i]);
-	printf("%sok - hfuzz seed %ld: %ld operations by %ld processes, %ld mismatches\n",
-	       sh->mismatches ? "not " : "", seed, sh->ops, procs, sh->mismatches);
-	return sh->mismatches ? 1 : 0;
+	printf("%sok - hfuzz seed %ld: %ld operations by %ld processes, %ld mismatches, %d processes failed\n",
+	       sh->mismatches || bad_procs ? "not " : "", seed, sh->ops, procs,
+	       sh->mismatches, bad_procs);
+	return sh->mismatches || bad_procs ? 1 : 0;
 }
