@@ -230,8 +230,9 @@ def arm64(tally, args, make_args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--kernel", default="build/kernel/bzImage")
-    ap.add_argument("--initrd", default="build/initramfs.cpio")
+    ap.add_argument("--kernel", help="default build/kernel/bzImage (arm64: Image-arm64)")
+    ap.add_argument("--initrd",
+                    help="default build/initramfs.cpio (arm64: initramfs-arm64.cpio)")
     ap.add_argument("--make-args", default="")
     ap.add_argument("--variant", default="bzImage",
                     help="bzImage, or bzImage-debug for the debug kernel")
@@ -240,6 +241,9 @@ def main():
     ap.add_argument("--no-host-tests", action="store_true",
                     help="arm64 only: leave the host unit tests to the x86_64 make test")
     args = ap.parse_args()
+    arm = args.arch == "arm64"
+    args.kernel = args.kernel or "build/kernel/" + ("Image-arm64" if arm else "bzImage")
+    args.initrd = args.initrd or "build/" + ("initramfs-arm64.cpio" if arm else "initramfs.cpio")
     make_args = [a for a in args.make_args.split() if not a.endswith("=")]
 
     if args.no_host_tests and args.arch != "arm64":
