@@ -32,9 +32,9 @@ KERNEL_ARCH := --arch arm64
 KERNEL_CONFIGS := --config kernel/config/arm64.config
 INITRAMFS := build/initramfs-arm64.cpio
 x86_only := $(filter bench-native bench-realprog-native test-kernel-build \
-	soak compare check-regression record-baseline,$(MAKECMDGOALS))
+	compare check-regression record-baseline,$(MAKECMDGOALS))
 ifneq ($(x86_only),)
-$(error make $(x86_only) is for x86_64 only so far; with ARCH=arm64 there are: deps kernel initramfs test bench bench-guest)
+$(error make $(x86_only) is for x86_64 only so far; with ARCH=arm64 there are: deps kernel initramfs test soak bench bench-guest)
 endif
 else ifeq ($(DEBUG),1)
 KERNEL_VARIANT := bzImage-debug
@@ -95,8 +95,10 @@ endif
 initramfs: kernel $(INITRAMFS_BINS)
 	@kernel/initramfs/build.sh $(INITRAMFS_ARCH) $(INITRAMFS) "$$(dirname "$$(readlink -f $(KERNEL))")/selftests" $(INITRAMFS_BINS)
 
+# ARCH=arm64 HOST_TESTS=0: leave the host unit tests to the x86_64 make test
+# (for a run that follows it, as CI's).
 test: deps
-	@python3 tests/run.py --kernel $(KERNEL) --initrd $(INITRAMFS) --variant $(KERNEL_VARIANT) --make-args "DEBUG=$(DEBUG)" $(if $(filter arm64,$(ARCH)),--arch arm64)
+	@python3 tests/run.py --kernel $(KERNEL) --initrd $(INITRAMFS) --variant $(KERNEL_VARIANT) --make-args "DEBUG=$(DEBUG)" $(if $(filter arm64,$(ARCH)),--arch arm64 $(if $(filter 0,$(HOST_TESTS)),--no-host-tests))
 
 bench: deps kernel initramfs
 	@$(MAKE) --no-print-directory bench-guest KERNEL=$(KERNEL) INITRAMFS=$(INITRAMFS)
@@ -115,6 +117,7 @@ SOAK_SEED ?= 1
 SOAK_SECONDS ?= 600
 soak: deps
 	@python3 tests/reliability.py --kernel $(KERNEL) --initrd $(INITRAMFS) \
+		$(if $(filter arm64,$(ARCH)),--arch arm64) \
 		--only stress,fuzz --seed $(SOAK_SEED) --stress-seconds $(SOAK_SECONDS)
 
 clean:

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Reliability and security of /dev/hugetlb, in the guest and around it.
 
-    python3 tests/reliability.py --kernel K --initrd I [--seed S]
+    python3 tests/reliability.py --kernel K --initrd I [--arch arm64] [--seed S]
         [--stress-seconds 60] [--only NAME[,NAME...]]
 
 Guest boots (each job runs with /proc/sys/kernel/panic_on_warn=1, and every
@@ -13,10 +13,13 @@ it ran in are back where they were):
               SIGBUS at fault), surplus pages, refault after MADV_DONTNEED
               (is the reservation given back?), overcommit_memory=2, hugetlb
               cgroup v2 max and rsvd.max, node modes and a non-root user,
-              argument errors; /dev/hugetlb and MAP_HUGETLB must agree.  Then
-              the hugetlb_dev kselftest under the same guard.
+              argument errors; /dev/hugetlb and MAP_HUGETLB must agree, at
+              2 MB (and one 1 GB page) on x86_64, at each of 64 kB, 2 MB,
+              32 MB and 1 GB on arm64 (hparity --every-size).  Then the
+              hugetlb_dev kselftest under the same guard.
   stress      tests/stress/hstress.c: seeded random operations by several
-              processes for --stress-seconds, on 2 MB and 1 GB pages.
+              processes for --stress-seconds, at every size with a pool
+              (2 MB and 1 GB; arm64: 64 kB, 2 MB, 32 MB and 1 GB).
   fuzz        tests/stress/hfuzz.c: seeded random mmap() calls (flags, prot,
               length, offset, MAP_FIXED, size flags, noexec node,
               READ_IMPLIES_EXEC) by several processes for --stress-seconds,
@@ -28,6 +31,10 @@ it ran in are back where they were):
               memory-backend-file,mem-path=/dev/hugetlb,align=2M: 32 pages
               in use while it runs, all back after; without align=2M it
               fails with EINVAL.
+--arch arm64 boots the arm64 guest (run-qemu.sh --arch arm64) with the
+programs cross-built (tests/stress/Makefile ARCH=arm64); it runs
+functional, stress and fuzz, and records every other case as skipped,
+saying why (ARM64_LEFT_OUT).
 After each boot its console (build/reliability/<name>.console) is scanned
 for BUG:, WARNING:, INFO:, KASAN, UBSAN, lockdep reports, "Bad page",
 oopses and panics.  On a debug kernel (CONFIG_KASAN=y in its config) the
@@ -65,7 +72,34 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 from contract import QEMU_EXIT, QEMU_EXIT_REASON, SPLAT  # noqa: E402
 from harness import Tally  # noqa: E402
 OUT = os.path.join(ROOT, "build", "reliability")
-STRESS_BIN = os.path.join(ROOT, "build", "stress")
+# Each architecture's build of tests/stress, and its guest's files.
+STRESS_BIN = {"x86_64": os.path.join(ROOT, "build", "stress"),
+              "arm64": os.path.join(ROOT, "build", "stress-arm64")}
+DEFAULT_KERNEL = {"x86_64": "bzImage", "arm64": "Image-arm64"}
+DEFAULT_INITRD = {"x86_64": "initramfs.cpio", "arm64": "initramfs-arm64.cpio"}
+# Huge page pools (run-qemu.sh options) of each case.  arm64 has four
+# sizes: hparity --every-size needs 2 free pages of each (its cgroup cases
+# want a limit of at least one page below the pool), and stress and fuzz
+# get the x86 pools plus 64 kB and 32 MB pages.
+POOLS = {
+    ("functional", "x86_64"): ["--hugepages", "16", "--hugepages-1g", "1"],
+    ("functional", "arm64"): ["--hugepages-64k", "16", "--hugepages", "16",
+                              "--hugepages-32m", "4", "--hugepages-1g", "2"],
+    ("seeded", "x86_64"): ["--hugepages", "64", "--hugepages-1g", "1"],
+    ("seeded", "arm64"): ["--hugepages-64k", "64", "--hugepages", "64",
+                          "--hugepages-32m", "8", "--hugepages-1g", "1"],
+}
+# The cases --arch arm64 leaves out, and why.
+ARM64_LEFT_OUT = {
+    "docs": "reads the series' patches on the host, the same for both architectures: "
+            "the x86_64 run checks them",
+    "qemu-client": "the guest would need an arm64 build of QEMU and every library it "
+                   "loads; this host has amd64 ones only",
+    "bench-signal": "a native run on the host, which is x86_64",
+}
+for _b in ("bench-hang", "bench-panic", "bench-kill", "bench-pool", "bench-exhausted"):
+    ARM64_LEFT_OUT[_b] = ("checks how bench/run.py handles a guest that fails, which does not "
+                          "depend on the guest's architecture: the x86_64 run checks it")
 TESTS = ("docs", "functional", "stress", "fuzz", "qemu-client", "bench-hang",
          "bench-panic", "bench-kill",
          "bench-pool", "bench-exhausted", "bench-signal")
@@ -84,11 +118,12 @@ def is_debug_kernel(kernel):
         return False
 
 
-def build_programs(t):
+def build_programs(t, arch):
     r = subprocess.run(["make", "--no-print-directory", "-s", "-C",
-                        os.path.join(ROOT, "tests", "stress"), "OUT=" + STRESS_BIN],
+                        os.path.join(ROOT, "tests", "stress"), "ARCH=" + arch,
+                        "OUT=" + STRESS_BIN[arch]],
                        capture_output=True, text=True)
-    return t.record("build tests/stress (static)", r.returncode == 0,
+    return t.record("build tests/stress (static, %s)" % arch, r.returncode == 0,
                     tail(r.stdout + r.stderr))
 
 
@@ -97,7 +132,8 @@ def guest_boot(t, args, name, job, pool, timeout, smp=1):
     / "not ok - X" line it prints becomes a result; then the exit status,
     the console and the taint are checked.  Returns the guest's output."""
     console = os.path.join(OUT, name + ".console")
-    progs = [os.path.join(STRESS_BIN, p) for p in ("hguard", "hparity", "hstress", "hfuzz")]
+    progs = [os.path.join(STRESS_BIN[args.arch], p)
+             for p in ("hguard", "hparity", "hstress", "hfuzz")]
     prologue = (
         'echo "@@ uptime at job start: $(cut -d" " -f1 /proc/uptime)"\n'
         'echo "@@ panic_on_warn at boot: $(cat /proc/sys/kernel/panic_on_warn)"\n'
@@ -109,7 +145,7 @@ def guest_boot(t, args, name, job, pool, timeout, smp=1):
         'echo "@@ uptime at job end: $(cut -d" " -f1 /proc/uptime)"\nexit $rc\n')
     argv = [os.path.join(ROOT, "run-qemu.sh"), "--kernel", args.kernel,
             "--initrd", args.initrd, "--timeout", str(timeout),
-            "--console-log", console, "--smp", str(smp)] + pool
+            "--console-log", console, "--smp", str(smp), "--arch", args.arch] + pool
     for p in progs:
         argv += ["--add", p]
     argv += ["--", "sh", "-c", prologue + job + epilogue]
@@ -186,10 +222,10 @@ def test_functional(t, args):
     # hguard prints "ok - NAME" for the kselftest and its invariants; the
     # kselftest's own TAP lines are in build/reliability/functional.out.
     # (Nothing goes to a file: tmpfs pages count in Committed_AS.)
-    job = "hguard hparity hparity\nhguard hugetlb_dev /selftests/hugetlb_dev"
+    every = " --every-size" if args.arch == "arm64" else ""
+    job = "hguard hparity hparity%s\nhguard hugetlb_dev /selftests/hugetlb_dev" % every
     timeout = 900 if args.debug else 400
-    guest_boot(t, args, "functional", job,
-               ["--hugepages", "16", "--hugepages-1g", "1"], timeout)
+    guest_boot(t, args, "functional", job, POOLS["functional", args.arch], timeout)
 
 
 def seeded_program(t, args, name, prog):
@@ -197,12 +233,11 @@ def seeded_program(t, args, name, prog):
     job = "hguard %s %s --seed %d --procs %d --seconds %d --ops %d" % (
         prog, prog, args.seed, args.procs, args.stress_seconds, args.ops)
     print("  %s: seed %d, %d processes, %d s; replay: python3 tests/reliability.py "
-          "--kernel %s --initrd %s --only %s --seed %d --stress-seconds %d"
+          "--kernel %s --initrd %s --arch %s --only %s --seed %d --stress-seconds %d"
           % (name, args.seed, args.procs, args.stress_seconds, args.kernel, args.initrd,
-             name, args.seed, args.stress_seconds), flush=True)
+             args.arch, name, args.seed, args.stress_seconds), flush=True)
     timeout = args.stress_seconds + (600 if args.debug else 300)
-    guest_boot(t, args, name, job, ["--hugepages", "64", "--hugepages-1g", "1"],
-               timeout, smp=2)
+    guest_boot(t, args, name, job, POOLS["seeded", args.arch], timeout, smp=2)
 
 
 def test_stress(t, args):
@@ -582,8 +617,11 @@ def test_bench_signal(t, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kernel", default=os.path.join(ROOT, "build", "kernel", "bzImage"))
-    ap.add_argument("--initrd", default=os.path.join(ROOT, "build", "initramfs.cpio"))
+    ap.add_argument("--arch", default="x86_64", choices=("x86_64", "arm64"),
+                    help="the guest's architecture (default x86_64)")
+    ap.add_argument("--kernel", help="default build/kernel/bzImage (arm64: Image-arm64)")
+    ap.add_argument("--initrd",
+                    help="default build/initramfs.cpio (arm64: initramfs-arm64.cpio)")
     ap.add_argument("--seed", type=int, default=int(os.environ.get("RELIABILITY_SEED", "1")))
     ap.add_argument("--stress-seconds", type=int, default=60)
     ap.add_argument("--procs", type=int, default=4)
@@ -591,24 +629,32 @@ def main():
                     help="operations per stress process at most")
     ap.add_argument("--only", help="comma list of: " + ",".join(TESTS))
     args = ap.parse_args()
-    args.kernel = os.path.abspath(args.kernel)
-    args.initrd = os.path.abspath(args.initrd)
+    args.kernel = os.path.abspath(args.kernel or os.path.join(
+        ROOT, "build", "kernel", DEFAULT_KERNEL[args.arch]))
+    args.initrd = os.path.abspath(args.initrd or os.path.join(
+        ROOT, "build", DEFAULT_INITRD[args.arch]))
     args.debug = is_debug_kernel(args.kernel)
     only = args.only.split(",") if args.only else TESTS
     bad = [x for x in only if x not in TESTS]
     if bad:
         ap.error("unknown test %s" % bad)
     os.makedirs(OUT, exist_ok=True)
-    print("reliability: kernel %s (%s), initrd %s" % (
-        args.kernel, "debug" if args.debug else "normal", args.initrd), flush=True)
+    print("reliability: %s kernel %s (%s), initrd %s" % (
+        args.arch, args.kernel, "debug" if args.debug else "normal", args.initrd), flush=True)
     start = time.time()
     t = Tally()
     guest_ok = all(os.path.exists(p) for p in (args.kernel, args.initrd))
+    left_out = ARM64_LEFT_OUT if args.arch == "arm64" else {}
+    for name in [x for x in only if x in left_out]:
+        t.record("%s (arm64)" % name, True, left_out[name], skip=True)
+    only = [x for x in only if x not in left_out]
     needs_guest = set(TESTS) - {"docs", "bench-signal"}
     if not guest_ok and needs_guest & set(only):
         t.record("kernel and initramfs present", False,
-                 "missing %s or %s: run 'make kernel initramfs'" % (args.kernel, args.initrd))
-    built = build_programs(t) if {"functional", "stress", "fuzz", "qemu-client"} & set(only) else True
+                 "missing %s or %s: run 'make kernel initramfs%s'" % (
+                     args.kernel, args.initrd, " ARCH=arm64" if args.arch == "arm64" else ""))
+    built = (build_programs(t, args.arch)
+             if {"functional", "stress", "fuzz", "qemu-client"} & set(only) else True)
     for name in only:
         if name in needs_guest and not guest_ok:
             continue
@@ -623,8 +669,8 @@ def main():
          "bench-exhausted": test_bench_exhausted,
          "bench-signal": test_bench_signal}[name](t, args)
         print("  (%s took %.0fs)" % (name, time.time() - t0), flush=True)
-    print("reliability: took %.0fs on the %s kernel" % (
-        time.time() - start, "debug" if args.debug else "normal"))
+    print("reliability: took %.0fs on the %s %s kernel" % (
+        time.time() - start, args.arch, "debug" if args.debug else "normal"))
     return t.summary("reliability: ")
 
 

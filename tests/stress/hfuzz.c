@@ -5,8 +5,9 @@
  *
  *   hfuzz [--seed S] [--procs N] [--ops N] [--seconds T]
  *
- * Each process draws mmap() calls at random: node (default size, 2 MB or
- * 1 GB, on devtmpfs or a copy on a noexec tmpfs), descriptor mode
+ * Each process draws mmap() calls at random: node (/dev/hugetlb, or the
+ * node of any size the kernel has: x86-64 2 MB and 1 GB, arm64 64 kB, 2 MB,
+ * 32 MB and 1 GB; on devtmpfs or a copy on a noexec tmpfs), descriptor mode
  * (O_RDWR, O_RDONLY), mapping type (private, shared, shared-validate,
  * none), extra flags (MAP_NORESERVE, MAP_POPULATE, MAP_LOCKED, MAP_SYNC,
  * MAP_HUGETLB with no, the node's, another or an unsupported size),
@@ -25,7 +26,8 @@
  * pages.  A pair whose outcomes differ only because one side got ENOMEM
  * while other processes held reservations is run again alone (counted as
  * "rerun"); only a difference that persists is a mismatch.  hguard checks
- * the pool and Committed_AS after.  Prints "ok - hfuzz ..." or "not ok - hfuzz ...".
+ * the pool and Committed_AS after.  Prints "ok - hfuzz ..." or "not ok - hfuzz ...",
+ * and for each size "ok - hfuzz mapped ..." if some pair of its mapped alike.
  */
 #include "hutil.h"
 #include <sys/mount.h>
@@ -53,6 +55,7 @@ struct shared {
 	 */
 	pthread_rwlock_t lock;
 	long ops, mapped, failed_alike, own_rule, mismatches, nmsg, rerun;
+	long mapped_size[MAXSIZES];	/* mapped alike, by index in sizes */
 	char msg[NMSG][320];
 };
 
@@ -67,8 +70,11 @@ struct call {
 
 static struct shared *sh;
 static uint64_t rng;
-static unsigned long sizes[2];
+static unsigned long sizes[MAXSIZES];
 static int nsizes;
+static int dflt;			/* index of the default size in sizes */
+static int scarce[MAXSIZES];		/* fewer than 2 pages in the pool */
+static int bad_bits;			/* MAP_HUGE_* bits of no size the kernel has */
 static int proc_index;
 
 static uint64_t rnd(uint64_t n)
@@ -105,10 +111,10 @@ static void draw(struct call *c)
 				     PROT_READ | PROT_WRITE | PROT_EXEC };
 	int s = rnd(nsizes + 1), size_bits;
 
-	/* One 1 GB page in the pool: only process 0 may race for it (none) */
-	if (s == 2 && proc_index)
-		s = 1;
-	c->hps = s ? sizes[s - 1] : sizes[0];
+	/* One page in the pool (1 GB): only process 0 may race for it (none) */
+	if (s && scarce[s - 1] && proc_index)
+		s = dflt + 1;
+	c->hps = s ? sizes[s - 1] : sizes[dflt];
 	c->noexec = rnd(4) == 0;
 	snprintf(c->node, sizeof(c->node), "%s/%s%s",
 		 c->noexec ? NOEXEC_DIR : "/dev", s ? "hugetlb-" : "hugetlb",
@@ -125,7 +131,7 @@ static void draw(struct call *c)
 	if (!rnd(10))
 		c->flags |= MAP_SYNC;
 	if (!rnd(4)) {
-		size_bits = (int[]){ 0, log2ul(c->hps), 16,
+		size_bits = (int[]){ 0, log2ul(c->hps), bad_bits,
 				     log2ul(sizes[rnd(nsizes)]) }[rnd(4)];
 		c->flags |= MAP_HUGETLB | size_bits << MAP_HUGE_SHIFT;
 	}
@@ -276,6 +282,10 @@ static int compare(const struct call *c, int quiet)
 	} else {
 		__atomic_fetch_add(d.err ? &sh->failed_alike : &sh->mapped, 1,
 				   __ATOMIC_RELAXED);
+		for (int i = 0; i < nsizes && !d.err; i++)
+			if (sizes[i] == c->hps)
+				__atomic_fetch_add(&sh->mapped_size[i], 1,
+						   __ATOMIC_RELAXED);
 	}
 	return 0;
 }
@@ -338,9 +348,34 @@ static int noexec_setup(void)
 	return 0;
 }
 
+/* sizes[], the default one, the scarce ones and bad_bits; -1 on no default */
+static int sizes_setup(void)
+{
+	unsigned long d = hp_default_size();
+
+	nsizes = hp_sizes(sizes, MAXSIZES);
+	dflt = -1;
+	for (int i = 0; i < nsizes; i++) {
+		scarce[i] = hp_read(sizes[i], "nr_hugepages") < 2;
+		if (sizes[i] == d)
+			dflt = i;
+	}
+	/* x86-64: 16 (64 kB); arm64, where 64 kB is a size: 17 */
+	for (bad_bits = 16; bad_bits < 40; bad_bits++) {
+		int taken = 0;
+
+		for (int i = 0; i < nsizes; i++)
+			taken |= sizes[i] == 1UL << bad_bits;
+		if (!taken)
+			break;
+	}
+	return dflt < 0 ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	long seed = 1, procs = 4, ops = 100000, seconds = 60;
+	int status, bad_procs = 0;
 	pthread_rwlockattr_t attr;
 	double t0;
 
@@ -365,9 +400,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	sizes[nsizes++] = MB2;
-	if (hp_read(GB1, "nr_hugepages") >= 0)
-		sizes[nsizes++] = GB1;
+	if (sizes_setup()) {
+		fprintf(stderr, "hfuzz: the default huge page size is not in /sys/kernel/mm/hugepages\n");
+		return 1;
+	}
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED || noexec_setup()) {
@@ -378,14 +414,21 @@ int main(int argc, char **argv)
 	pthread_rwlockattr_init(&attr);
 	pthread_rwlockattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
 	pthread_rwlock_init(&sh->lock, &attr);
-	printf("# hfuzz --seed %ld --procs %ld --ops %ld --seconds %ld (sizes: %d)\n",
-	       seed, procs, ops, seconds, nsizes);
+	printf("# hfuzz --seed %ld --procs %ld --ops %ld --seconds %ld (sizes:",
+	       seed, procs, ops, seconds);
+	for (int i = 0; i < nsizes; i++)
+		printf(" %lukB%s", sizes[i] >> 10, i == dflt ? " (default)" : "");
+	printf(")\n");
 	t0 = now();
 	for (int i = 0; i < procs; i++)
 		if (!fork())
 			run_proc(seed, i, ops, t0 + seconds);
-	while (wait(NULL) > 0)
-		;
+	/* A process that could not run (2: personality() refused) is a failure */
+	while (wait(&status) > 0)
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			printf("# FAIL a fuzzing process ended with status %#x\n", status);
+			bad_procs++;
+		}
 	umount(NOEXEC_DIR);
 	rmdir(NOEXEC_DIR);
 	for (int i = 0; i < sh->nmsg && i < NMSG; i++)
@@ -393,7 +436,12 @@ int main(int argc, char **argv)
 	printf("# hfuzz: %ld operations in %.1f s: %ld mapped alike, %ld failed alike, %ld by the device's own rules, %ld run again alone after an ENOMEM race\n",
 	       sh->ops, now() - t0, sh->mapped, sh->failed_alike, sh->own_rule,
 	       sh->rerun);
-	printf("%sok - hfuzz seed %ld: %ld operations by %ld processes, %ld mismatches\n",
-	       sh->mismatches ? "not " : "", seed, sh->ops, procs, sh->mismatches);
-	return sh->mismatches ? 1 : 0;
+	for (int i = 0; i < nsizes; i++)
+		printf("%sok - hfuzz mapped %lukB pages alike (%ld pairs)\n",
+		       sh->mapped_size[i] ? "" : "not ", sizes[i] >> 10,
+		       sh->mapped_size[i]);
+	printf("%sok - hfuzz seed %ld: %ld operations by %ld processes, %ld mismatches, %d processes failed\n",
+	       sh->mismatches || bad_procs ? "not " : "", seed, sh->ops, procs,
+	       sh->mismatches, bad_procs);
+	return sh->mismatches || bad_procs ? 1 : 0;
 }

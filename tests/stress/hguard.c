@@ -3,7 +3,8 @@
  * hguard NAME CMD [ARGS...]: run CMD in a fresh hugetlb cgroup and check
  * that it left the system as it found it.
  *
- * Before and after CMD it reads, for every huge page size, nr/free/resv/
+ * Before and after CMD it reads, for every huge page size the kernel has
+ * (hp_sizes()), nr/free/resv/
  * surplus/nr_overcommit_hugepages; Committed_AS (exact: see
  * committed_as_exact()); /proc/sys/kernel/tainted; vm.overcommit_memory and
  * vm.overcommit_ratio.  After CMD, the hugetlb cgroup it ran in (which
@@ -29,14 +30,14 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static const unsigned long sizes[] = { MB2, GB1 };
-#define NSIZES 2
+static unsigned long sizes[MAXSIZES];
+static int nsizes;
 static const char *const fields[] = { "nr_hugepages", "free_hugepages",
 	"resv_hugepages", "surplus_hugepages", "nr_overcommit_hugepages" };
 #define NFIELDS 5
 
 struct snap {
-	long hp[NSIZES][NFIELDS];
+	long hp[MAXSIZES][NFIELDS];
 	long committed;
 	long tainted;
 	long overcommit_memory;
@@ -47,7 +48,7 @@ static void take(struct snap *s)
 {
 	int i, j;
 
-	for (i = 0; i < NSIZES; i++)
+	for (i = 0; i < nsizes; i++)
 		for (j = 0; j < NFIELDS; j++)
 			s->hp[i][j] = hp_read(sizes[i], fields[j]);
 	s->committed = committed_as_exact();
@@ -70,20 +71,19 @@ static void add_diff(const char *fmt, ...)
 
 static int cg_usage(void)
 {
-	static const char *const sz[] = { "2MB", "1GB" };
 	static const char *const what[] = { "current", "rsvd.current" };
 	char path[128];
 	int bad = 0, i, j;
 	long v;
 
-	for (i = 0; i < NSIZES; i++)
+	for (i = 0; i < nsizes; i++)
 		for (j = 0; j < 2; j++) {
 			snprintf(path, sizeof(path), CG_TOP "/hugetlb.%s.%s",
-				 sz[i], what[j]);
+				 cg_size_name(sizes[i]), what[j]);
 			v = read_long(path);
 			if (v > 0) {
 				add_diff(" cgroup hugetlb.%s.%s=%ld (not 0);",
-					 sz[i], what[j], v);
+					 cg_size_name(sizes[i]), what[j], v);
 				bad = 1;
 			}
 		}
@@ -95,7 +95,7 @@ static int compare(const struct snap *a, const struct snap *b)
 	int i, j;
 
 	diffs[0] = 0;
-	for (i = 0; i < NSIZES; i++)
+	for (i = 0; i < nsizes; i++)
 		for (j = 0; j < NFIELDS; j++)
 			if (a->hp[i][j] != b->hp[i][j])
 				add_diff(" %lukB %s %ld -> %ld;", sizes[i] >> 10,
@@ -170,6 +170,7 @@ int main(int argc, char **argv)
 	}
 	name = argv[1];
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	nsizes = hp_sizes(sizes, MAXSIZES);
 
 	write_str(CG_ROOT "/cgroup.subtree_control", "+hugetlb");
 	rm_cgroups(CG_TOP);

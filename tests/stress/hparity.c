@@ -5,18 +5,33 @@
  * permissions decide the outcome.  Every case
  * runs once per method and both outcomes must be equal and as expected.
  * Prints one TAP-style "ok - ..." / "not ok - ..." line per case; exits 1
- * if any failed.  Run as root in a guest with at least 8 free 2 MB pages;
- * it changes sysctls and device modes and puts them back.
+ * if any failed.  Run as root in the guest; it changes sysctls and device
+ * modes and puts them back.
+ *
+ *   hparity [--every-size]
+ *
+ * The cases run at every huge page size the kernel has (hp_sizes()) whose
+ * pool has at least 2 free pages, each line prefixed with the size; at a
+ * size with one free page only, that page is reserved and one more fails
+ * (the x86 guest's 1 GB pool).  --every-size makes a size with fewer than
+ * 2 free pages a failure instead (the arm64 guest: 64 kB, 2 MB, 32 MB and
+ * 1 GB must all be compared).
  */
 #include <grp.h>
 #include "hutil.h"
 
+/* The smallest pool the cases at one size work with (see test_cgroup()). */
+#define FULL_MIN 2
+
 static int failures;
-static long F;			/* free, unreserved 2 MB pages at start */
+static unsigned long P;		/* the huge page size under test */
+static long F;			/* free, unreserved pages of size P at its start */
+static int gigantic;		/* P has no surplus pages (see size_setup()) */
+static char prefix[32];		/* "2 MB pages: ": what each line is about */
 
 struct outcome {
 	int err;		/* 0: mmap worked, else its errno */
-	long rsvd;		/* HugePages_Rsvd (2 MB) change while mapped */
+	long rsvd;		/* resv_hugepages (size P) change while mapped */
 	long surp;		/* surplus_hugepages while mapped */
 	long touched;		/* pages written before SIGBUS (or all) */
 	long committed;		/* Committed_AS change while mapped, kB */
@@ -27,7 +42,7 @@ static void report(int ok, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("%sok - ", ok ? "" : "not ");
+	printf("%sok - %s", ok ? "" : "not ", prefix);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -70,47 +85,49 @@ static void check_pair(const char *name, const struct outcome o[2],
 
 static const char *cg_dir;	/* the cgroup a case runs in, or NULL */
 
-static long cg_read(const char *file)
+/* The hugetlb cgroup's counter hugetlb.<size P>.<what>, in pages. */
+static long cg_read(const char *what)
 {
 	char path[256];
 	long v;
 
-	snprintf(path, sizeof(path), "%s/%s", cg_dir, file);
+	snprintf(path, sizeof(path), "%s/hugetlb.%s.%s", cg_dir,
+		 cg_size_name(P), what);
 	v = read_long(path);
-	return v < 0 ? v : (long)(v / MB2);
+	return v < 0 ? v : (long)(v / P);
 }
 
 /*
- * One mapping of npages 2 MB pages by method m with flags; touches up to
+ * One mapping of npages pages of size P by method m with flags; touches up to
  * ntouch pages (stops at the first SIGBUS) and measures while mapped.
  */
 static struct outcome map_case(enum method m, long npages, int flags,
 			       long ntouch, int measure_commit)
 {
 	struct outcome o = { 0 };
-	long rsvd0 = hp_read(MB2, "resv_hugepages");
+	long rsvd0 = hp_read(P, "resv_hugepages");
 	long com0 = measure_commit ? committed_as_exact() : 0;
-	size_t len = npages * MB2;
+	size_t len = npages * P;
 	char *p;
 	long i;
 
-	p = hmap(m, MB2, NULL, len, PROT_READ | PROT_WRITE, flags, 0);
+	p = hmap(m, P, NULL, len, PROT_READ | PROT_WRITE, flags, 0);
 	if (p == MAP_FAILED) {
 		o.err = errno;
 		return o;
 	}
-	o.rsvd = hp_read(MB2, "resv_hugepages") - rsvd0;
+	o.rsvd = hp_read(P, "resv_hugepages") - rsvd0;
 	if (measure_commit)
 		o.committed = committed_as_exact() - com0;
 	for (i = 0; i < ntouch && i < npages; i++) {
-		if (touch_write((uint64_t *)(p + i * MB2), i + 1))
+		if (touch_write((uint64_t *)(p + i * P), i + 1))
 			break;
 		o.touched++;
 	}
-	o.surp = hp_read(MB2, "surplus_hugepages");
+	o.surp = hp_read(P, "surplus_hugepages");
 	if (cg_dir) {
-		o.cg_rsvd = cg_read("hugetlb.2MB.rsvd.current");
-		o.cg_usage = cg_read("hugetlb.2MB.current");
+		o.cg_rsvd = cg_read("rsvd.current");
+		o.cg_usage = cg_read("current");
 	}
 	munmap(p, len);
 	return o;
@@ -161,12 +178,17 @@ static void test_exhaustion(void)
 
 static void test_surplus(void)
 {
-	long old = hp_read(MB2, "nr_overcommit_hugepages");
+	long old = hp_read(P, "nr_overcommit_hugepages");
 	struct outcome o[2], w;
 	char name[160];
 	const long S = 4;
 
-	if (hp_write(MB2, "nr_overcommit_hugepages", S)) {
+	if (gigantic) {
+		printf("ok - %ssurplus pages # SKIP a gigantic size: the kernel has no surplus pages of it (nr_overcommit_hugepages refuses writes with EINVAL)\n",
+		       prefix);
+		return;
+	}
+	if (hp_write(P, "nr_overcommit_hugepages", S)) {
 		report(0, "surplus: cannot set nr_overcommit_hugepages: %s",
 		       strerror(errno));
 		return;
@@ -190,10 +212,10 @@ static void test_surplus(void)
 		w = want(0, 0, S, F + S);
 		check_pair(name, o, &w);
 	}
-	hp_write(MB2, "nr_overcommit_hugepages", old);
-	report(hp_read(MB2, "surplus_hugepages") == 0,
+	hp_write(P, "nr_overcommit_hugepages", old);
+	report(hp_read(P, "surplus_hugepages") == 0,
 	       "surplus pages go back to the buddy allocator after munmap (surplus_hugepages %ld)",
-	       hp_read(MB2, "surplus_hugepages"));
+	       hp_read(P, "surplus_hugepages"));
 }
 
 /*
@@ -207,14 +229,14 @@ static void test_surplus(void)
  */
 static int refault(enum method m, int flags, int with_surplus, long *avail)
 {
-	long old = hp_read(MB2, "nr_overcommit_hugepages");
+	long old = hp_read(P, "nr_overcommit_hugepages");
 	char *p, *q = MAP_FAILED;
 	long qpages = F - 1;
 	int ret = -1;
 	uint64_t v;
 
 	*avail = -1;
-	p = hmap(m, MB2, NULL, MB2, PROT_READ | PROT_WRITE, flags, 0);
+	p = hmap(m, P, NULL, P, PROT_READ | PROT_WRITE, flags, 0);
 	if (p == MAP_FAILED)
 		return -1;
 	if (touch_read((uint64_t *)p, &v))
@@ -222,20 +244,20 @@ static int refault(enum method m, int flags, int with_surplus, long *avail)
 	/* F - 1 free pages and one surplus page: reserved by q. */
 	if (with_surplus) {
 		qpages = F;
-		if (hp_write(MB2, "nr_overcommit_hugepages", 1))
+		if (hp_write(P, "nr_overcommit_hugepages", 1))
 			goto out;
-		q = hmap(m, MB2, NULL, qpages * MB2, PROT_READ | PROT_WRITE,
+		q = hmap(m, P, NULL, qpages * P, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE, 0);
-		hp_write(MB2, "nr_overcommit_hugepages", old);
-		if (q == MAP_FAILED || hp_read(MB2, "surplus_hugepages") != 1)
+		hp_write(P, "nr_overcommit_hugepages", old);
+		if (q == MAP_FAILED || hp_read(P, "surplus_hugepages") != 1)
 			goto out;
 	}
-	if (madvise(p, MB2, MADV_DONTNEED))
+	if (madvise(p, P, MADV_DONTNEED))
 		goto out;
-	*avail = hp_avail(MB2);
+	*avail = hp_avail(P);
 	if (!with_surplus) {
 		qpages = *avail;
-		q = hmap(m, MB2, NULL, qpages * MB2, PROT_READ | PROT_WRITE,
+		q = hmap(m, P, NULL, qpages * P, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE, 0);
 		if (q == MAP_FAILED)
 			goto out;
@@ -243,8 +265,8 @@ static int refault(enum method m, int flags, int with_surplus, long *avail)
 	ret = touch_read((uint64_t *)p, &v);
 out:
 	if (q != MAP_FAILED)
-		munmap(q, qpages * MB2);
-	munmap(p, MB2);
+		munmap(q, qpages * P);
+	munmap(p, P);
 	return ret;
 }
 
@@ -260,6 +282,11 @@ static void test_refault(void)
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		if (c[i].with_surplus && gigantic) {
+			printf("ok - %s%s # SKIP a gigantic size has no surplus pages\n",
+			       prefix, c[i].what);
+			continue;
+		}
 		/*
 		 * Unreserved after the zap: all but p's page (reserved again,
 		 * or still in the file), or none where q holds the rest.
@@ -278,19 +305,18 @@ static void test_refault(void)
 	}
 }
 
-static void test_overcommit_never(void)
+/* The measurement test_overcommit_never() relies on, once for all sizes. */
+static void test_committed_measure(void)
 {
 	const char *pol = "/proc/sys/vm/overcommit_memory";
 	long old = read_long(pol), com0, d;
-	struct outcome o[2], w;
-	char name[160];
 	void *p;
 
 	if (write_long(pol, 2)) {
 		report(0, "overcommit_memory=2: cannot set it: %s", strerror(errno));
 		return;
 	}
-	/* The measurement itself: a private anonymous mapping is charged. */
+	/* A private anonymous mapping is charged. */
 	com0 = committed_as_exact();
 	p = mmap(NULL, 8 * MB2, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -300,7 +326,20 @@ static void test_overcommit_never(void)
 	report(p != MAP_FAILED && d == 8 * MB2 / 1024,
 	       "overcommit_memory=2: a 16 MB private anonymous mapping charges Committed_AS 16384 kB (got %+ld kB)",
 	       d);
+	write_long(pol, old);
+}
 
+static void test_overcommit_never(void)
+{
+	const char *pol = "/proc/sys/vm/overcommit_memory";
+	long old = read_long(pol);
+	struct outcome o[2], w;
+	char name[160];
+
+	if (write_long(pol, 2)) {
+		report(0, "overcommit_memory=2: cannot set it: %s", strerror(errno));
+		return;
+	}
 	for (int k = 0; k < 2; k++) {
 		snprintf(name, sizeof(name), "overcommit_memory=2: %s mapping of %ld pages: reserved from the pool, not charged to Committed_AS",
 			 kind[k], F);
@@ -325,7 +364,7 @@ static void test_overcommit_never(void)
 
 /*
  * Runs map_case() for both methods in a child process that joined a new
- * cgroup under base with the given limits (pages; -1: no limit).
+ * cgroup under base with the given limits on size P (pages; -1: no limit).
  */
 static void cg_case(const char *base, const char *name, long npages, int flags,
 		    long ntouch, long rsvd_max, long max, const struct outcome *w)
@@ -337,12 +376,14 @@ static void cg_case(const char *base, const char *name, long npages, int flags,
 	for (int m = 0; m < 2; m++) {
 		snprintf(dir, sizeof(dir), "%s/hparity", base);
 		mkdir(dir, 0755);
-		snprintf(path, sizeof(path), "%s/hugetlb.2MB.rsvd.max", dir);
+		snprintf(path, sizeof(path), "%s/hugetlb.%s.rsvd.max", dir,
+			 cg_size_name(P));
 		if (rsvd_max >= 0)
-			write_long(path, rsvd_max * MB2);
-		snprintf(path, sizeof(path), "%s/hugetlb.2MB.max", dir);
+			write_long(path, rsvd_max * P);
+		snprintf(path, sizeof(path), "%s/hugetlb.%s.max", dir,
+			 cg_size_name(P));
 		if (max >= 0)
-			write_long(path, max * MB2);
+			write_long(path, max * P);
 		if (pipe(fds))
 			return;
 		if (!fork()) {
@@ -365,10 +406,10 @@ static void cg_case(const char *base, const char *name, long npages, int flags,
 		close(fds[0]);
 		wait(NULL);
 		cg_dir = dir;
-		if (cg_read("hugetlb.2MB.current") || cg_read("hugetlb.2MB.rsvd.current"))
+		if (cg_read("current") || cg_read("rsvd.current"))
 			report(0, "%s (%s): cgroup still charged after exit: usage %ld rsvd %ld pages",
-			       name, method_name[m], cg_read("hugetlb.2MB.current"),
-			       cg_read("hugetlb.2MB.rsvd.current"));
+			       name, method_name[m], cg_read("current"),
+			       cg_read("rsvd.current"));
 		cg_dir = NULL;
 		for (int i = 0; i < 50 && rmdir(dir) && errno == EBUSY; i++)
 			usleep(100000);
@@ -376,9 +417,26 @@ static void cg_case(const char *base, const char *name, long npages, int flags,
 	check_pair(name, o, w);
 }
 
+static const char *ordinal(long n)
+{
+	static char buf[2][24];
+	static int i;
+
+	i ^= 1;
+	snprintf(buf[i], sizeof(buf[i]), "%ld%s", n,
+		 n == 1 ? "st" : n == 2 ? "nd" : n == 3 ? "rd" : "th");
+	return buf[i];
+}
+
+/*
+ * Limits of L pages (4, or F - 1 where the pool is smaller, FULL_MIN at
+ * least), so that L + 1 pages fit the pool and only the cgroup refuses.
+ */
 static void test_cgroup(void)
 {
 	const char *base = getenv("HGUARD_CGROUP");
+	const char *cg = cg_size_name(P);
+	long L = F > 4 ? 4 : F - 1;
 	struct outcome w;
 	char name[200];
 
@@ -387,41 +445,44 @@ static void test_cgroup(void)
 		write_str("/sys/fs/cgroup/cgroup.subtree_control", "+hugetlb");
 	}
 	for (int k = 0; k < 2; k++) {
-		snprintf(name, sizeof(name), "cgroup hugetlb.2MB.rsvd.max=4 pages: %s mapping of 5 pages fails with ENOMEM",
-			 kind[k]);
+		snprintf(name, sizeof(name), "cgroup hugetlb.%s.rsvd.max=%ld pages: %s mapping of %ld pages fails with ENOMEM",
+			 cg, L, kind[k], L + 1);
 		w = want(ENOMEM, 0, 0, 0);
-		cg_case(base, name, 5, kflag[k], 5, 4, -1, &w);
+		cg_case(base, name, L + 1, kflag[k], L + 1, L, -1, &w);
 
-		snprintf(name, sizeof(name), "cgroup hugetlb.2MB.rsvd.max=4 pages: %s mapping of 4 pages charges rsvd 4, then usage 4 when touched",
-			 kind[k]);
-		w = want(0, 4, 0, 4);
-		w.cg_rsvd = 4;
-		w.cg_usage = 4;
-		cg_case(base, name, 4, kflag[k], 4, 4, -1, &w);
+		snprintf(name, sizeof(name), "cgroup hugetlb.%s.rsvd.max=%ld pages: %s mapping of %ld pages charges rsvd %ld, then usage %ld when touched",
+			 cg, L, kind[k], L, L, L);
+		w = want(0, L, 0, L);
+		w.cg_rsvd = L;
+		w.cg_usage = L;
+		cg_case(base, name, L, kflag[k], L, L, -1, &w);
 
 		/* A fault that consumes no reservation charges rsvd then. */
-		snprintf(name, sizeof(name), "cgroup hugetlb.2MB.rsvd.max=0: %s MAP_NORESERVE mapping maps, SIGBUS at the first fault",
-			 kind[k]);
+		snprintf(name, sizeof(name), "cgroup hugetlb.%s.rsvd.max=0: %s MAP_NORESERVE mapping maps, SIGBUS at the first fault",
+			 cg, kind[k]);
 		w = want(0, 0, 0, 0);
-		cg_case(base, name, 4, kflag[k] | MAP_NORESERVE, 2, 0, -1, &w);
+		cg_case(base, name, L, kflag[k] | MAP_NORESERVE, (L + 1) / 2, 0, -1, &w);
 
-		snprintf(name, sizeof(name), "cgroup hugetlb.2MB.max=3 pages: %s mapping of 5 pages maps, SIGBUS at the 4th fault",
-			 kind[k]);
-		w = want(0, 5, 0, 3);
-		w.cg_rsvd = 5;
-		w.cg_usage = 3;
-		cg_case(base, name, 5, kflag[k], 5, -1, 3, &w);
+		snprintf(name, sizeof(name), "cgroup hugetlb.%s.max=%ld pages: %s mapping of %ld pages maps, SIGBUS at the %s fault",
+			 cg, L - 1, kind[k], L + 1, ordinal(L));
+		w = want(0, L + 1, 0, L - 1);
+		w.cg_rsvd = L + 1;
+		w.cg_usage = L - 1;
+		cg_case(base, name, L + 1, kflag[k], L + 1, -1, L - 1, &w);
 
-		snprintf(name, sizeof(name), "cgroup hugetlb.2MB.max=3 pages: %s MAP_NORESERVE of 5 pages, SIGBUS at the 4th fault",
-			 kind[k]);
-		w = want(0, 0, 0, 3);
-		w.cg_rsvd = 3;
-		w.cg_usage = 3;
-		cg_case(base, name, 5, kflag[k] | MAP_NORESERVE, 5, -1, 3, &w);
+		snprintf(name, sizeof(name), "cgroup hugetlb.%s.max=%ld pages: %s MAP_NORESERVE of %ld pages, SIGBUS at the %s fault",
+			 cg, L - 1, kind[k], L + 1, ordinal(L));
+		w = want(0, 0, 0, L - 1);
+		w.cg_rsvd = L - 1;
+		w.cg_usage = L - 1;
+		cg_case(base, name, L + 1, kflag[k] | MAP_NORESERVE, L + 1, -1, L - 1, &w);
 	}
 }
 
-/* As uid/gid 1000 (the guest's "tester"): open mode, then mmap flags. */
+/*
+ * As uid/gid 1000 (the guest's "tester"): open mode, then mmap flags, of
+ * one page of size P (the default size: /dev/hugetlb is its node).
+ */
 static int as_tester(const char *path, int omode, int mflags, int *open_err)
 {
 	int fds[2], res[2] = { -1, -1 };
@@ -438,12 +499,12 @@ static int as_tester(const char *path, int omode, int mflags, int *open_err)
 		fd = path ? open(path, omode) : -1;
 		res[0] = path && fd < 0 ? errno : 0;
 		if (!res[0]) {
-			p = path ? mmap(NULL, MB2, PROT_READ, mflags, fd, 0)
-				 : hmap(M_ANON, MB2, NULL, MB2, PROT_READ | PROT_WRITE,
+			p = path ? mmap(NULL, P, PROT_READ, mflags, fd, 0)
+				 : hmap(M_ANON, P, NULL, P, PROT_READ | PROT_WRITE,
 					mflags, 0);
 			res[1] = p == MAP_FAILED ? errno : 0;
 			if (p != MAP_FAILED && (mflags & MAP_PRIVATE) &&
-			    !mprotect(p, MB2, PROT_READ | PROT_WRITE))
+			    !mprotect(p, P, PROT_READ | PROT_WRITE))
 				*(volatile char *)p = 1;
 		}
 		if (write(fds[1], res, sizeof(res)) != sizeof(res))
@@ -459,21 +520,22 @@ static int as_tester(const char *path, int omode, int mflags, int *open_err)
 	return res[1];
 }
 
-static void test_permissions(void)
+/* /dev/hugetlb and a node per size in sizes[n]; P is the default size. */
+static void test_permissions(const unsigned long *sizes, int n)
 {
-	const char *nodes[] = { "/dev/hugetlb", "/dev/hugetlb-2048kB",
-				"/dev/hugetlb-1048576kB" };
 	int oe, me;
 	struct stat st;
 
-	for (int i = 0; i < 3; i++) {
-		if (stat(nodes[i], &st)) {
-			report(0, "%s exists: %s", nodes[i], strerror(errno));
+	for (int i = -1; i < n; i++) {
+		const char *node = i < 0 ? "/dev/hugetlb" : dev_path(sizes[i]);
+
+		if (stat(node, &st)) {
+			report(0, "%s exists: %s", node, strerror(errno));
 			continue;
 		}
 		report(S_ISCHR(st.st_mode) && (st.st_mode & 07777) == 0666,
 		       "%s is a character device of mode 0666 (mode %04o)",
-		       nodes[i], st.st_mode & 07777);
+		       node, st.st_mode & 07777);
 	}
 	me = as_tester("/dev/hugetlb", O_RDWR, MAP_SHARED, &oe);
 	report(oe == 0 && me == 0,
@@ -504,57 +566,59 @@ static void test_permissions(void)
 	{
 		int fd = open("/dev/hugetlb", O_RDWR);
 		void *p = fd < 0 ? MAP_FAILED :
-			mmap(NULL, MB2, PROT_READ, MAP_PRIVATE, fd, 0);
+			mmap(NULL, P, PROT_READ, MAP_PRIVATE, fd, 0);
 
 		report(p != MAP_FAILED, "mode 0600: root still maps it (%s)",
 		       p == MAP_FAILED ? strerror(errno) : "ok");
 		if (p != MAP_FAILED)
-			munmap(p, MB2);
+			munmap(p, P);
 		if (fd >= 0)
 			close(fd);
 	}
 	chmod("/dev/hugetlb", 0666);
 }
 
-/* Argument errors: both methods must fail alike (or succeed alike). */
+/* Argument errors at size P: both methods must fail alike (or succeed alike). */
 static void test_arguments(void)
 {
 	static const struct {
 		const char *what;
-		size_t len;
+		unsigned long pages, bytes;	/* length: pages * P + bytes */
 		int flags;
 		long fixed_off;		/* MAP_FIXED at aligned base + this */
 		int want;
 	} cases[] = {
-		{ "length 0", 0, MAP_PRIVATE, -1, EINVAL },
-		{ "length 2^47", 1UL << 47, MAP_PRIVATE, -1, ENOMEM },
-		{ "neither MAP_PRIVATE nor MAP_SHARED", MB2, 0, -1, EINVAL },
+		{ "length 0", 0, 0, MAP_PRIVATE, -1, EINVAL },
+		{ "length 2^47", 0, 1UL << 47, MAP_PRIVATE, -1, ENOMEM },
+		{ "neither MAP_PRIVATE nor MAP_SHARED", 1, 0, 0, -1, EINVAL },
 		{ "MAP_FIXED at an address 4 kB past a huge page boundary",
-		  MB2, MAP_PRIVATE | MAP_FIXED, 4096, EINVAL },
-		{ "MAP_FIXED at a huge page aligned address", MB2,
+		  1, 0, MAP_PRIVATE | MAP_FIXED, 4096, EINVAL },
+		{ "MAP_FIXED at a huge page aligned address", 1, 0,
 		  MAP_SHARED | MAP_FIXED, 0, 0 },
-		{ "length 2 MB + 4 kB (rounded up to 4 MB)", MB2 + 4096,
+		{ "length of a page + 4 kB (rounded up to 2 pages)", 1, 4096,
 		  MAP_PRIVATE, -1, 0 },
 	};
-	char *area = mmap(NULL, 8 * MB2, PROT_NONE,
+	char *area = mmap(NULL, 8 * P, PROT_NONE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	char *base = (char *)(((uintptr_t)area + MB2 - 1) & ~(MB2 - 1));
+	char *base = (char *)(((uintptr_t)area + P - 1) & ~(P - 1));
 	int err[2];
 	long rsvd[2];
 
 	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = cases[i].pages * P + cases[i].bytes;
+
 		for (int m = 0; m < 2; m++) {
-			long r0 = hp_read(MB2, "resv_hugepages");
+			long r0 = hp_read(P, "resv_hugepages");
 			void *addr = cases[i].fixed_off >= 0 ?
-				base + MB2 + cases[i].fixed_off : NULL;
-			char *p = hmap(m, MB2, addr, cases[i].len,
-				       PROT_READ | PROT_WRITE, cases[i].flags, 0);
+				base + P + cases[i].fixed_off : NULL;
+			char *p = hmap(m, P, addr, len, PROT_READ | PROT_WRITE,
+				       cases[i].flags, 0);
 
 			err[m] = p == MAP_FAILED ? errno : 0;
-			rsvd[m] = hp_read(MB2, "resv_hugepages") - r0;
+			rsvd[m] = hp_read(P, "resv_hugepages") - r0;
 			/* A length that ends inside a huge page cannot be unmapped. */
 			if (p != MAP_FAILED)
-				munmap(p, (cases[i].len + MB2 - 1) & ~(MB2 - 1));
+				munmap(p, (len + P - 1) & ~(P - 1));
 		}
 		report(err[0] == err[1] && err[0] == cases[i].want && rsvd[0] == rsvd[1],
 		       "%s: /dev/hugetlb %s (rsvd %+ld), MAP_HUGETLB %s (rsvd %+ld), want %s",
@@ -564,15 +628,15 @@ static void test_arguments(void)
 
 	/* Splitting a huge page: munmap/mprotect off a huge page boundary. */
 	for (int m = 0; m < 2; m++) {
-		char *p = hmap(m, MB2, NULL, 2 * MB2, PROT_READ | PROT_WRITE,
+		char *p = hmap(m, P, NULL, 2 * P, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE, 0);
 
 		err[m] = p == MAP_FAILED ? -errno : 0;
 		if (p == MAP_FAILED)
 			continue;
 		err[m] = munmap(p + 4096, 4096) ? errno : 0;
-		rsvd[m] = mprotect(p + MB2 + 4096, MB2 - 4096, PROT_READ) ? errno : 0;
-		munmap(p, 2 * MB2);
+		rsvd[m] = mprotect(p + P + 4096, P - 4096, PROT_READ) ? errno : 0;
+		munmap(p, 2 * P);
 	}
 	report(err[0] == EINVAL && err[1] == EINVAL && rsvd[0] == EINVAL &&
 	       rsvd[1] == EINVAL,
@@ -582,67 +646,112 @@ static void test_arguments(void)
 
 	/* Device-only rule: every mapping is a new object at offset 0. */
 	{
-		char *p = hmap(M_DEV, MB2, NULL, MB2, PROT_READ, MAP_PRIVATE, MB2);
+		char *p = hmap(M_DEV, P, NULL, P, PROT_READ, MAP_PRIVATE, P);
 
 		report(p == MAP_FAILED && errno == EINVAL,
-		       "/dev/hugetlb at a nonzero offset fails with EINVAL (%s)",
+		       "%s at a nonzero offset fails with EINVAL (%s)", dev_path(P),
 		       p == MAP_FAILED ? strerror(errno) : "mapped");
 		if (p != MAP_FAILED)
-			munmap(p, MB2);
+			munmap(p, P);
 	}
-	munmap(area, 8 * MB2);
+	munmap(area, 8 * P);
 }
 
-static void test_1g(void)
+/* A size with one free page (the x86 guest's 1 GB pool): reserve it, one more fails. */
+static void test_one_page(void)
 {
-	long avail = hp_avail(GB1);
 	int err[2], err2[2];
 	long rsvd[2];
 
-	if (avail < 1) {
-		printf("ok - 1 GB pages # SKIP no free 1 GB page in the pool\n");
-		return;
-	}
 	for (int m = 0; m < 2; m++) {
-		long r0 = hp_read(GB1, "resv_hugepages");
-		void *p = hmap(m, GB1, NULL, avail * GB1, PROT_READ | PROT_WRITE,
+		long r0 = hp_read(P, "resv_hugepages");
+		void *p = hmap(m, P, NULL, F * P, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE, 0);
 
 		err[m] = p == MAP_FAILED ? errno : 0;
-		rsvd[m] = hp_read(GB1, "resv_hugepages") - r0;
+		rsvd[m] = hp_read(P, "resv_hugepages") - r0;
 		if (p != MAP_FAILED)
-			munmap(p, avail * GB1);
-		p = hmap(m, GB1, NULL, (avail + 1) * GB1, PROT_READ | PROT_WRITE,
+			munmap(p, F * P);
+		p = hmap(m, P, NULL, (F + 1) * P, PROT_READ | PROT_WRITE,
 			 MAP_SHARED, 0);
 		err2[m] = p == MAP_FAILED ? errno : 0;
 		if (p != MAP_FAILED)
-			munmap(p, (avail + 1) * GB1);
+			munmap(p, (F + 1) * P);
 	}
-	report(!err[0] && !err[1] && rsvd[0] == avail && rsvd[1] == avail &&
+	report(!err[0] && !err[1] && rsvd[0] == F && rsvd[1] == F &&
 	       err2[0] == ENOMEM && err2[1] == ENOMEM,
-	       "1 GB pages: %ld free reserve (/dev/hugetlb-1048576kB %s rsvd %+ld, MAP_HUGE_1GB %s rsvd %+ld); one more: ENOMEM (%s, %s)",
-	       avail, strerror(err[0]), rsvd[0], strerror(err[1]), rsvd[1],
-	       strerror(err2[0]), strerror(err2[1]));
+	       "%ld free reserve (%s %s rsvd %+ld, MAP_HUGE_%s %s rsvd %+ld); one more: ENOMEM (%s, %s)",
+	       F, dev_path(P), strerror(err[0]), rsvd[0], cg_size_name(P),
+	       strerror(err[1]), rsvd[1], strerror(err2[0]), strerror(err2[1]));
 }
 
-int main(void)
+/* Size P's pool, gigantic or not, and the line prefix; 0 if P has surplus pages. */
+static int size_setup(unsigned long psize)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	touch_init();
-	F = hp_avail(MB2);
-	if (F < 8 || hp_read(MB2, "surplus_hugepages") != 0) {
-		printf("not ok - hparity needs >= 8 free 2 MB pages and no surplus (free %ld)\n",
-		       F);
-		return 1;
-	}
+	long oc;
+
+	P = psize;
+	F = hp_avail(P);
+	if (P >= GB1)
+		snprintf(prefix, sizeof(prefix), "%lu GB pages: ", P >> 30);
+	else if (P >= (1UL << 20))
+		snprintf(prefix, sizeof(prefix), "%lu MB pages: ", P >> 20);
+	else
+		snprintf(prefix, sizeof(prefix), "%lu kB pages: ", P >> 10);
+	/*
+	 * The kernel refuses nr_overcommit_hugepages for a size beyond the
+	 * buddy allocator's largest block (arm64's 32 MB and 1 GB, x86's
+	 * 1 GB): writing the value it has tells which sizes those are.
+	 */
+	oc = hp_read(P, "nr_overcommit_hugepages");
+	gigantic = hp_write(P, "nr_overcommit_hugepages", oc) && errno == EINVAL;
+	return hp_read(P, "surplus_hugepages") == 0;
+}
+
+/* Every case at size P. */
+static void test_size(void)
+{
 	test_arguments();
-	test_permissions();
 	test_exhaustion();
 	test_surplus();
 	test_refault();
 	test_overcommit_never();
 	test_cgroup();
-	test_1g();
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long sizes[MAXSIZES];
+	int n = hp_sizes(sizes, MAXSIZES);
+	int every = argc == 2 && !strcmp(argv[1], "--every-size");
+
+	if (argc > 2 || (argc == 2 && !every)) {
+		fprintf(stderr, "usage: hparity [--every-size]\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	touch_init();
+	if (!n) {
+		printf("not ok - hparity: no huge page sizes in /sys/kernel/mm/hugepages\n");
+		return 1;
+	}
+	test_committed_measure();
+	P = hp_default_size();
+	test_permissions(sizes, n);
+	for (int i = 0; i < n; i++) {
+		if (!size_setup(sizes[i]))
+			report(0, "hparity needs a pool without surplus pages (surplus_hugepages %ld)",
+			       hp_read(P, "surplus_hugepages"));
+		else if (F >= FULL_MIN)
+			test_size();
+		else if (every)
+			report(0, "hparity --every-size needs >= %d free pages of each size, the pool has %ld free: preallocate more (run-qemu.sh --hugepages*)",
+			       FULL_MIN, F);
+		else if (F == 1)
+			test_one_page();
+		else
+			printf("ok - %sthe cases # SKIP no free page in the pool\n", prefix);
+	}
 	printf("# hparity: %d failed\n", failures);
 	return failures ? 1 : 0;
 }

@@ -8,7 +8,8 @@
  * ("lives"); a life performs random operations on its own table of
  * mappings until it draws "exit" (it then exits with everything still
  * mapped) and the slot starts the next life.  Operations: mmap with valid
- * and invalid arguments, 2 MB and 1 GB pages, private and shared, with and
+ * and invalid arguments, at every huge page size with a pool (x86-64: 2 MB
+ * and 1 GB; arm64: 64 kB, 2 MB, 32 MB and 1 GB), private and shared, with and
  * without MAP_NORESERVE, by /dev/hugetlb-<size>kB or MAP_HUGETLB; touch
  * (write, and read back what was written); munmap whole or of a head, tail
  * or middle; mremap shrink, move and (refused) grow; mprotect; madvise
@@ -30,9 +31,12 @@
  * The sequence of operations of each slot depends only on --seed (ENOMEM
  * and SIGBUS depend on the other slots too: --procs 1 replays exactly).
  * It stops after --ops operations per slot or --seconds, whichever is
- * first.  During the run nr_overcommit_hugepages (2 MB) is --overcommit
- * (default 8), so surplus pages come and go; it is put back afterwards.
- * Output: "# ..." statistics and "ok - hstress ..." or "not ok - ...".
+ * first.  During the run nr_overcommit_hugepages is --overcommit (default
+ * 8) at every size that can have surplus pages, so surplus pages come and
+ * go; it is put back afterwards.
+ * Output: "# ..." statistics, for each size "ok - hstress mapped ..." if
+ * both methods mapped it at least once, and "ok - hstress ..." or
+ * "not ok - ..." for the checks.
  */
 #include "hutil.h"
 #include <time.h>
@@ -77,7 +81,7 @@ static const int op_weight[] = { 20, 6, 30, 6, 6, 6, 6, 6, 2, 1, 4 };
 struct stats {
 	long ops[NOPS];
 	long slot_ops[64];
-	long mmap_ok[2][2];	/* [method][1G] */
+	long mmap_ok[2][MAXSIZES];	/* [method][index in sizes] */
 	long enomem, sigbus, lives, pages_touched, checks;
 	long failures;
 	int nmsg;
@@ -92,7 +96,13 @@ static int in_child;		/* a forked child: private writes may SIGBUS */
 static int slot;
 static long slot_budget;
 static double deadline;
-static int have_1g;
+/*
+ * The sizes with a pool, smallest first.  A size of 1 GB or more is drawn
+ * once in 16 mmaps, one page at a time (its fault clears 1 GB: seconds
+ * under TCG); the others share the rest.
+ */
+static unsigned long sizes[MAXSIZES];
+static int nsizes, nsmall;
 
 static uint64_t next(void)
 {
@@ -169,10 +179,12 @@ static int may_sigbus(const struct map *m, const struct page *pg)
 
 static void op_mmap(void)
 {
-	int use_1g = have_1g && rnd(16) == 0;
-	unsigned long psize = use_1g ? GB1 : MB2;
+	int big = nsizes > nsmall && rnd(16) == 0;
+	int si = big ? nsmall + (nsizes - nsmall > 1 ? rnd(nsizes - nsmall) : 0) :
+		 nsmall > 1 ? rnd(nsmall) : 0;
+	unsigned long psize = sizes[si];
 	struct map *m;
-	int flags;
+	int flags, short_max;
 	char *p;
 
 	if (nmaps == MAXMAPS)
@@ -180,15 +192,20 @@ static void op_mmap(void)
 	m = &maps[nmaps];
 	memset(m, 0, sizeof(*m));
 	m->psize = psize;
-	m->npages = use_1g ? 1 : 1 + rnd(6);
+	m->npages = big ? 1 : 1 + rnd(6);
 	m->method = rnd(2);
 	m->shared = rnd(2);
 	m->noreserve = rnd(10) < 3;
 	flags = (m->shared ? MAP_SHARED : MAP_PRIVATE) |
 		(m->noreserve ? MAP_NORESERVE : 0);
-	/* Unaligned lengths are rounded up to the huge page size. */
+	/*
+	 * Unaligned lengths are rounded up to the huge page size: 4 kB to
+	 * 64 kB short, and always less than a page short (64 kB pages: 60 kB
+	 * at most), or the mapping has a page fewer than the table says.
+	 */
+	short_max = psize / 4096 - 1 < 16 ? psize / 4096 - 1 : 16;
 	p = hmap(m->method, psize, NULL,
-		 mlen(m) - (rnd(4) ? 0 : 4096 * (1 + rnd(16))),
+		 mlen(m) - (rnd(4) ? 0 : 4096 * (1 + rnd(short_max))),
 		 PROT_READ | PROT_WRITE, flags, 0);
 	if (p == MAP_FAILED) {
 		if (errno == ENOMEM && !m->noreserve)
@@ -205,7 +222,7 @@ static void op_mmap(void)
 	m->addr = p;
 	for (int i = 0; i < m->npages; i++)
 		m->pg[i].writable = 1;
-	count(&st->mmap_ok[m->method][use_1g]);
+	count(&st->mmap_ok[m->method][si]);
 	nmaps++;
 }
 
@@ -258,9 +275,9 @@ static int check_page(struct map *m, int i, const char *when)
 
 	if (touch_read((uint64_t *)(m->addr + i * m->psize), &v)) {
 		if (pg->state == ST_WRITTEN || !may_sigbus(m, pg))
-			fail("%s: SIGBUS reading %s %s%s page %d (%s)", when,
+			fail("%s: SIGBUS reading %s %s%s %lu kB page %d (%s)", when,
 			     method_name[m->method], m->shared ? "shared" : "private",
-			     m->noreserve ? " noreserve" : "", i,
+			     m->noreserve ? " noreserve" : "", m->psize >> 10, i,
 			     state_name[pg->state]);
 		count(&st->sigbus);
 		return 1;
@@ -269,8 +286,9 @@ static int check_page(struct map *m, int i, const char *when)
 	if (pg->state == ST_UNTOUCHED)
 		pg->state = ST_FAULTED;
 	if (v != (pg->state == ST_WRITTEN ? pg->tag : 0))
-		fail("%s: %s %s page %d holds %#llx, want %#llx (%s)", when,
-		     method_name[m->method], m->shared ? "shared" : "private", i,
+		fail("%s: %s %s %lu kB page %d holds %#llx, want %#llx (%s)", when,
+		     method_name[m->method], m->shared ? "shared" : "private",
+		     m->psize >> 10, i,
 		     (unsigned long long)v,
 		     (unsigned long long)(pg->state == ST_WRITTEN ? pg->tag : 0),
 		     state_name[pg->state]);
@@ -286,9 +304,9 @@ static void op_touch(void)
 		return;
 	m = &maps[rnd(nmaps)];
 	/* A 1 GB fault clears 1 GB: seconds under TCG, so only sometimes. */
-	if (m->psize == GB1 && rnd(4))
+	if (m->psize >= GB1 && rnd(4))
 		return;
-	n = m->psize == GB1 ? 1 : 1 + rnd(m->npages);
+	n = m->psize >= GB1 ? 1 : 1 + rnd(m->npages);
 	while (n--) {
 		int i = rnd(m->npages);
 		struct page *pg = &m->pg[i];
@@ -408,7 +426,8 @@ static void op_mremap(void)
 		if (p == MAP_FAILED && errno == EFAULT && m->split)
 			return;
 		if (p != MAP_FAILED || errno != EINVAL) {
-			fail("mremap grow of %s: %s, want EINVAL", method_name[m->method],
+			fail("mremap grow of %s %lu kB: %s, want EINVAL",
+			     method_name[m->method], m->psize >> 10,
 			     p == MAP_FAILED ? strerror(errno) : "grew");
 			if (p != MAP_FAILED)
 				m->addr = p;	/* and leave it be */
@@ -451,7 +470,8 @@ static void op_madvise(void)
 	a = rnd(m->npages);
 	b = a + 1 + rnd(m->npages - a);
 	if (madvise(m->addr + a * m->psize, (b - a) * m->psize, MADV_DONTNEED)) {
-		fail("madvise DONTNEED [%d,%d): %s", a, b, strerror(errno));
+		fail("madvise DONTNEED [%d,%d) of %lu kB pages: %s", a, b,
+		     m->psize >> 10, strerror(errno));
 		return;
 	}
 	/*
@@ -471,13 +491,16 @@ static void op_bad_range(void)
 {
 	struct map *m;
 	int k, r = 0, i;
+	long sub;
 	char *p;
 
 	if (!nmaps)
 		return;
 	m = &maps[rnd(nmaps)];
 	i = rnd(m->npages);
-	p = m->addr + i * m->psize + 4096 * (1 + rnd(511));
+	/* A 4 kB page in the first 2 MB of the huge page, past its start. */
+	sub = m->psize / 4096 - 1;
+	p = m->addr + i * m->psize + 4096 * (1 + rnd(sub < 511 ? sub : 511));
 	k = rnd(4);
 	switch (k) {
 	case 0: r = munmap(p, 4096); break;
@@ -635,7 +658,9 @@ static void run_slot(uint64_t seed)
 int main(int argc, char **argv)
 {
 	long seed = 1, procs = 4, ops = 100000, seconds = 60, overcommit = 8;
-	long old_overcommit, total = 0;
+	long old_overcommit[MAXSIZES], total = 0;
+	unsigned long all[MAXSIZES];
+	int nall = hp_sizes(all, MAXSIZES);
 	double t0;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
@@ -661,14 +686,28 @@ int main(int argc, char **argv)
 		perror("mmap");
 		return 1;
 	}
-	have_1g = have_pool(GB1);
+	for (int i = 0; i < nall; i++)
+		if (have_pool(all[i])) {
+			nsmall += all[i] < GB1;
+			sizes[nsizes++] = all[i];
+		}
+	if (!nsmall) {
+		printf("not ok - hstress needs a pool of huge pages smaller than 1 GB\n");
+		return 1;
+	}
 	slot_budget = ops;
 	t0 = now();
 	deadline = t0 + seconds;
-	old_overcommit = hp_read(MB2, "nr_overcommit_hugepages");
-	hp_write(MB2, "nr_overcommit_hugepages", overcommit);
-	printf("# hstress --seed %ld --procs %ld --ops %ld --seconds %ld --overcommit %ld (1 GB pages: %s)\n",
-	       seed, procs, ops, seconds, overcommit, have_1g ? "yes" : "no");
+	/* A gigantic size refuses the write (EINVAL): it has no surplus pages. */
+	for (int i = 0; i < nall; i++) {
+		old_overcommit[i] = hp_read(all[i], "nr_overcommit_hugepages");
+		hp_write(all[i], "nr_overcommit_hugepages", overcommit);
+	}
+	printf("# hstress --seed %ld --procs %ld --ops %ld --seconds %ld --overcommit %ld (sizes:",
+	       seed, procs, ops, seconds, overcommit);
+	for (int i = 0; i < nsizes; i++)
+		printf(" %lukB", sizes[i] >> 10);
+	printf(")\n");
 
 	for (slot = 0; slot < procs; slot++)
 		if (!fork()) {
@@ -678,7 +717,8 @@ int main(int argc, char **argv)
 	slot = -1;
 	while (wait(NULL) > 0)
 		;
-	hp_write(MB2, "nr_overcommit_hugepages", old_overcommit);
+	for (int i = 0; i < nall; i++)
+		hp_write(all[i], "nr_overcommit_hugepages", old_overcommit[i]);
 
 	for (int i = 0; i < procs; i++)
 		total += st->slot_ops[i] < ops ? st->slot_ops[i] : ops;
@@ -686,10 +726,12 @@ int main(int argc, char **argv)
 	       st->lives);
 	for (int i = 0; i < NOPS; i++)
 		printf(" %s %ld", op_name[i], st->ops[i]);
-	printf("\n# hstress: mmaps that worked: /dev/hugetlb 2M %ld 1G %ld, MAP_HUGETLB 2M %ld 1G %ld; ENOMEM %ld, SIGBUS %ld (allowed), pages written %ld, checks %ld\n",
-	       st->mmap_ok[0][0], st->mmap_ok[0][1], st->mmap_ok[1][0],
-	       st->mmap_ok[1][1], st->enomem, st->sigbus, st->pages_touched,
-	       st->checks);
+	printf("\n# hstress: ENOMEM %ld, SIGBUS %ld (allowed), pages written %ld, checks %ld\n",
+	       st->enomem, st->sigbus, st->pages_touched, st->checks);
+	for (int i = 0; i < nsizes; i++)
+		printf("%sok - hstress mapped %lukB pages both ways (mmaps that worked: /dev/hugetlb %ld, MAP_HUGETLB %ld)\n",
+		       st->mmap_ok[0][i] && st->mmap_ok[1][i] ? "" : "not ",
+		       sizes[i] >> 10, st->mmap_ok[0][i], st->mmap_ok[1][i]);
 	for (int i = 0; i < st->nmsg && i < NMSG; i++)
 		printf("# FAIL %s\n", st->msg[i]);
 	printf("%sok - hstress seed %ld: %ld operations by %ld processes, %ld failures\n",

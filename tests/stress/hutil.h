@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #ifndef MAP_HUGETLB
@@ -233,6 +234,57 @@ static inline int touch_read(volatile uint64_t *p, uint64_t *val)
 static inline int have_pool(unsigned long psize)
 {
 	return hp_read(psize, "nr_hugepages") > 0;
+}
+
+#define MAXSIZES 8
+
+/*
+ * The huge page sizes the kernel has, smallest first, from the directories
+ * of /sys/kernel/mm/hugepages (x86-64: 2 MB and 1 GB; arm64 with 4 kB
+ * pages: 64 kB, 2 MB, 32 MB and 1 GB).  Returns how many, up to max.
+ */
+static inline int hp_sizes(unsigned long *out, int max)
+{
+	DIR *d = opendir("/sys/kernel/mm/hugepages");
+	struct dirent *e;
+	unsigned long kb, v;
+	int n = 0, i;
+
+	while (d && (e = readdir(d)) && n < max) {
+		if (sscanf(e->d_name, "hugepages-%lukB", &kb) != 1)
+			continue;
+		v = kb << 10;
+		for (i = n++; i > 0 && out[i - 1] > v; i--)
+			out[i] = out[i - 1];
+		out[i] = v;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* The default huge page size, the one /dev/hugetlb maps (Hugepagesize). */
+static inline unsigned long hp_default_size(void)
+{
+	long kb = meminfo("Hugepagesize");
+
+	return kb > 0 ? (unsigned long)kb << 10 : MB2;
+}
+
+/* How the hugetlb cgroup names a size in its files: 64KB, 2MB, 1GB. */
+static inline const char *cg_size_name(unsigned long psize)
+{
+	static char buf[4][16];
+	static int i;
+
+	i = (i + 1) % 4;
+	if (psize >= GB1)
+		snprintf(buf[i], sizeof(buf[i]), "%luGB", psize >> 30);
+	else if (psize >= (1UL << 20))
+		snprintf(buf[i], sizeof(buf[i]), "%luMB", psize >> 20);
+	else
+		snprintf(buf[i], sizeof(buf[i]), "%luKB", psize >> 10);
+	return buf[i];
 }
 
 #endif
