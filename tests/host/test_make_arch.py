@@ -29,6 +29,10 @@ class MakeArch(unittest.TestCase):
         self.assertIn("scripts/deps.sh arm64", r.stdout)
         self.assertIn("kernel/build.sh --arch arm64 --variant Image-arm64 "
                       "--config kernel/config/arm64.config", r.stdout)
+        r = make_n("bench", "ARCH=arm64")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("bench/run.py --mode guest", r.stdout)
+        self.assertIn("--kernel build/kernel/Image-arm64", r.stdout)
         r = make_n("test", "ARCH=arm64")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("--initrd build/initramfs-arm64.cpio", r.stdout)
@@ -37,7 +41,7 @@ class MakeArch(unittest.TestCase):
     def test_refused(self):
         for args, want in ((["kernel", "ARCH=riscv64"], "ARCH=riscv64 is not a guest this "
                                                         "project builds"),
-                           (["bench", "ARCH=arm64"], "make bench is for x86_64 only so far"),
+                           (["compare", "ARCH=arm64"], "make compare is for x86_64 only so far"),
                            (["test", "ARCH=arm64", "DEBUG=1"], "DEBUG=1 is for x86_64 only")):
             with self.subTest(args=args):
                 r = make_n(*args)
