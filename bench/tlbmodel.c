@@ -87,7 +87,8 @@ const struct tlb_preset tlb_presets[] = {
 	  "AMD Software Optimization Guide 57647 (Zen 4)" },
 	{ "neoverse-n1",
 	  "l1=4K+64K+2M+512M:48:48:splinter;l2=4K+64K+2M+32M+512M+1G:1280:5",
-	  "Arm Neoverse N1 TRM 100616; Cortex-A76 TRM 100798, A5.2" },
+	  "Arm Cortex-A76 TRM 100798, A5.2; N1 the same by secondary sources "
+	  "(its TRM 100616 unread)" },
 	{ "cortex-a76",
 	  "l1=4K+64K+2M+512M:48:48:splinter;l2=4K+64K+2M+32M+512M+1G:1280:5",
 	  "Arm Cortex-A76 TRM 100798, A5.2 TLB organization" },

@@ -221,10 +221,14 @@ def arm64(tally, args, make_args):
                            ["python3", "tests/reliability.py", "--arch", "arm64",
                             "--kernel", args.kernel, "--initrd", args.initrd,
                             "--stress-seconds", str(ARM64_STRESS_SECONDS)], 1800)
+        suite_with_summary(tally, "bench guest test (arm64)",
+                           [os.path.join(ROOT, "tests", "bench", "guest_test.sh"),
+                            "--arch", "arm64", "--kernel", args.kernel,
+                            "--initrd", args.initrd], 1500)
     else:
         tally.record("guest tests", False, "not run: the build failed")
-    print("(arm64: the bench, plots and compare suites, check-regression and the bench "
-          "guest test need the benchmarks, x86_64 programs so far)")
+    print("(arm64: the bench, plots and compare unit suites are host tests of the x86_64 "
+          "make test; check-regression's baseline is the x86_64 guest's)")
     return tally.summary()
 
 
