@@ -67,7 +67,7 @@ help:
 	@echo "make soak         stress and interface fuzzer in the guest (SOAK_SEED=n SOAK_SECONDS=n, DEBUG=1)"
 	@echo "make compare A=<rev> B=<rev> [ICOUNT=1]   did performance move? (rev: current, rfc, slow, git rev)"
 	@echo "make check-regression   deterministic fault/mmap cost against results/baseline"
-	@echo "ARCH=arm64        with deps, kernel, initramfs, test, bench: the arm64 guest (TCG)"
+	@echo "ARCH=arm64        with deps, kernel, initramfs, test, soak, bench: the arm64 guest (TCG)"
 	@echo "./run-qemu.sh --help   boot the guest by hand"
 
 deps:
