@@ -56,6 +56,13 @@ def timing_is_hardware(source):
     return source in TIMING and TIMING[source][1]
 
 
+# The kernel and initramfs run-qemu.sh boots by default for each --arch,
+# relative to the project root (the Makefile builds them there).
+GUEST_FILES = {
+    "x86_64": ("build/kernel/bzImage", "build/initramfs.cpio"),
+    "arm64": ("build/kernel/Image-arm64", "build/initramfs-arm64.cpio"),
+}
+
 # run-qemu.sh's exit statuses beyond the guest command's own, with the
 # reason bench/run.py and the tests report for each.
 QEMU_EXIT = {

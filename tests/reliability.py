@@ -69,14 +69,12 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from contract import QEMU_EXIT, QEMU_EXIT_REASON, SPLAT  # noqa: E402
+from contract import GUEST_FILES, QEMU_EXIT, QEMU_EXIT_REASON, SPLAT  # noqa: E402
 from harness import Tally  # noqa: E402
 OUT = os.path.join(ROOT, "build", "reliability")
-# Each architecture's build of tests/stress, and its guest's files.
+# Each architecture's build of tests/stress.
 STRESS_BIN = {"x86_64": os.path.join(ROOT, "build", "stress"),
               "arm64": os.path.join(ROOT, "build", "stress-arm64")}
-DEFAULT_KERNEL = {"x86_64": "bzImage", "arm64": "Image-arm64"}
-DEFAULT_INITRD = {"x86_64": "initramfs.cpio", "arm64": "initramfs-arm64.cpio"}
 # Huge page pools (run-qemu.sh options) of each case.  arm64 has four
 # sizes: hparity --every-size needs 2 free pages of each (its cgroup cases
 # want a limit of at least one page below the pool), and stress and fuzz
@@ -629,10 +627,8 @@ def main():
                     help="operations per stress process at most")
     ap.add_argument("--only", help="comma list of: " + ",".join(TESTS))
     args = ap.parse_args()
-    args.kernel = os.path.abspath(args.kernel or os.path.join(
-        ROOT, "build", "kernel", DEFAULT_KERNEL[args.arch]))
-    args.initrd = os.path.abspath(args.initrd or os.path.join(
-        ROOT, "build", DEFAULT_INITRD[args.arch]))
+    args.kernel = os.path.abspath(args.kernel or os.path.join(ROOT, GUEST_FILES[args.arch][0]))
+    args.initrd = os.path.abspath(args.initrd or os.path.join(ROOT, GUEST_FILES[args.arch][1]))
     args.debug = is_debug_kernel(args.kernel)
     only = args.only.split(",") if args.only else TESTS
     bad = [x for x in only if x not in TESTS]

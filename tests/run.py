@@ -38,7 +38,7 @@ from harness import Tally, discover, parse_summary, unittest_counts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from contract import QEMU_EXIT  # noqa: E402
+from contract import GUEST_FILES, QEMU_EXIT  # noqa: E402
 # The guest test pool: 256 x 2 MB covers the 256 MB upstream tests; one
 # 1 GB page gives /dev/hugetlb-1048576kB something to map.
 GUEST_POOL = ["--hugepages", "256", "--hugepages-1g", "1"]
@@ -245,9 +245,8 @@ def main():
     ap.add_argument("--no-host-tests", action="store_true",
                     help="arm64 only: leave the host unit tests to the x86_64 make test")
     args = ap.parse_args()
-    arm = args.arch == "arm64"
-    args.kernel = args.kernel or "build/kernel/" + ("Image-arm64" if arm else "bzImage")
-    args.initrd = args.initrd or "build/" + ("initramfs-arm64.cpio" if arm else "initramfs.cpio")
+    args.kernel = args.kernel or GUEST_FILES[args.arch][0]
+    args.initrd = args.initrd or GUEST_FILES[args.arch][1]
     make_args = [a for a in args.make_args.split() if not a.endswith("=")]
 
     if args.no_host_tests and args.arch != "arm64":
