@@ -50,6 +50,7 @@ KERNEL := build/kernel/$(KERNEL_VARIANT)
 include bench/bench.mk
 include plots/plots.mk
 include compare/compare.mk
+include lava/lava.mk
 
 .PHONY: help deps kernel initramfs test test-kernel-build bench checkpatch check-builds soak clean
 
@@ -67,6 +68,9 @@ help:
 	@echo "make soak         stress and interface fuzzer in the guest (SOAK_SEED=n SOAK_SECONDS=n, DEBUG=1)"
 	@echo "make compare A=<rev> B=<rev> [ICOUNT=1]   did performance move? (rev: current, rfc, slow, git rev)"
 	@echo "make check-regression   deterministic fault/mmap cost against results/baseline"
+	@echo "make lava-job     LAVA job YAML for PROFILE and ARCH (qemu, and iPXE or u-boot hardware)"
+	@echo "make lava-fetch JOB=N [SERVER=URL]   rebuild results/<id>/ from a LAVA job's log"
+	@echo "make fleet-report RUNS=\"results/a results/b\"   machines side by side"
 	@echo "ARCH=arm64        with deps, kernel, initramfs, test, soak, bench: the arm64 guest (TCG)"
 	@echo "./run-qemu.sh --help   boot the guest by hand"
 

@@ -26,9 +26,20 @@ arch=${1:-x86_64}
 #   linux-perf         perf in the guest, for ad-hoc use
 #   gnuplot-nox        the figures
 #   python3            the orchestration and tests
+#   lava-common        LAVA's job schema, which make test checks every
+#                      generated job against (lava/, for /usr/bin/python3)
+#   lavacli            make lava-fetch asks a LAVA server for a job's log
+#   lava-dispatcher    lava-run, which make test runs one generated job with
 pkgs="linux-source-6.12 gcc gcc-multilib make bc flex bison libelf-dev libssl-dev ccache lz4
 cpio xz-utils rsync busybox-static qemu-system-x86 linux-perf gnuplot-nox python3
-python3-ply python3-git"
+python3-ply python3-git lava-common lavacli lava-dispatcher"
+# lava-dispatcher pulls in about 136 packages (udev, systemd-sysv,
+# libguestfs, kernel headers) and, left alone, apt would also upgrade these,
+# which the suite depends on (perf in the guest, the kernel headers the
+# benchmarks build against, the host's init): they are kept at the
+# installed version (pkg=VERSION on apt-get's command line).  perl and a
+# few libraries are upgraded within bookworm; that is accepted.
+keep="linux-perf linux-libc-dev systemd libsystemd0"
 # For ARCH=arm64:
 #   clang lld llvm     the arm64 kernel (LLVM=1) and its static kselftests
 #                      (--target=aarch64-linux-gnu).  Not Debian's
@@ -77,8 +88,13 @@ apt_failed() {
 export DEBIAN_FRONTEND=noninteractive
 [ -z "$foreign" ] || dpkg --add-architecture arm64
 apt-get update -q >/dev/null || apt_failed "update its package lists"
-# $missing is a list of words.
+pins=
+for p in $keep; do
+	v=$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null || true)
+	[ -z "$v" ] || pins="$pins $p=$v"
+done
+# $missing and $pins are lists of words.
 # shellcheck disable=SC2086
-if [ -n "$missing" ] && ! apt-get install -y -q --no-install-recommends $missing >/dev/null; then
+if [ -n "$missing" ] && ! apt-get install -y -q --no-install-recommends $missing $pins >/dev/null; then
 	apt_failed "install:$missing"
 fi

@@ -99,6 +99,8 @@ mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,root,usr/bin,usr/local/bin,usr/l
 cp "$busybox" "$root/bin/busybox"
 install -m 0755 "$here/init" "$root/init"
 install -m 0755 "$here/run-selftests" "$root/bin/run-selftests"
+# What LAVA's test shell runs the job through (lava/job.py).
+install -m 0755 "$here/../../lava/hugetlb-lava-results" "$root/usr/local/bin/hugetlb-lava-results"
 cp "$selftests"/* "$root/selftests/"
 for b in "$@"; do
 	case "$b" in

@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""LAVA job definitions for a benchmark profile, from the project itself.
+
+    python3 lava/job.py --profile quick --arch x86_64 --device qemu \\
+        [--artifacts URL] [--device-type NAME] [--dtb URL] [--out FILE]
+
+Devices:
+  qemu   LAVA's `qemu` device type (x86_64 or arm64), TCG, the initramfs
+         deployed to tmpfs as one cpio with LAVA's overlay in it
+  ipxe   x86_64 hardware booted by iPXE, kernel and ramdisk from tftp
+         (device type `x86` unless --device-type)
+  uboot  arm64 boards booted by u-boot from tftp (--device-type names the
+         board's type, --dtb its device tree; the lab's device type decides
+         how u-boot loads the ramdisk)
+
+Nothing is decided here that run-qemu.sh and bench/run.py decide: the
+benchmark commands, the pools, memory and timeout are those of
+`bench/run.py --mode guest --dry-run`, and the kernel command line that of
+`run-qemu.sh --dry-run` for that command (the contract).  The guest is the
+stock initramfs: /init, finding no /job/env, waits at a prompt
+(hugetlb.job=shell) and LAVA's test shell runs the job through
+/usr/local/bin/hugetlb-lava-results, which prints every line and turns
+@row, @exit and TAP lines into lava-test-case calls.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import contract  # noqa: E402
+
+PROMPT = "hugetlb# "
+DEVICES = {"qemu": ("x86_64", "arm64"), "ipxe": ("x86_64",),
+           "uboot": ("arm64",)}
+DEFAULT_DEVICE_TYPE = {"qemu": "qemu", "ipxe": "x86",
+                       "uboot": "bcm2711-rpi-4-b"}
+# What each benchmark's metric counts, for lava-test-case --units.
+UNITS = {"ns_per_access": "ns", "us_per_call": "us", "us_per_mb": "us/MB",
+         "faults_per_s": "faults/s", "gb_per_s": "GB/s", "mb_per_s": "MB/s"}
+# Minutes for what run-qemu.sh does not time: fetching and unpacking the
+# images, and booting to the prompt (TCG boots take the longest).
+DEPLOY_MIN = 10
+BOOT_MIN = {"qemu": 10, "ipxe": 10, "uboot": 10}
+# Kernel arguments run-qemu.sh adds for TCG only (see its comments).
+TCG_ONLY_ARGS = ("tsc=reliable", "no_timer_check")
+
+
+class JobError(Exception):
+    """The job cannot be written; the message names cause and fix."""
+
+
+def run_py_command(profile, arch):
+    """bench/run.py's guest command (run-qemu.sh ... -- sh -c SCRIPT)."""
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "run.py"),
+                        "--mode", "guest", "--profile", profile,
+                        "--arch", arch, "--dry-run"],
+                       cwd=ROOT, capture_output=True, text=True)
+    if p.returncode:
+        raise JobError("bench/run.py --dry-run failed: %s" % p.stderr.strip())
+    return shlex.split(p.stdout.strip().splitlines()[-1])
+
+
+def option(cmd, name, default=None):
+    return cmd[cmd.index(name) + 1] if name in cmd else default
+
+
+def qemu_dry_run(cmd, arch):
+    """(kernel args, memory MB, smp, job command) from run-qemu.sh
+    --dry-run; the kernel and initrd need only exist for it."""
+    with tempfile.NamedTemporaryFile() as stub:
+        i = cmd.index("--")
+        argv = (cmd[:i] + ["--kernel", stub.name, "--initrd", stub.name,
+                           "--accel", "tcg", "--dry-run"] + cmd[i:])
+        p = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    if p.returncode:
+        raise JobError("run-qemu.sh --dry-run failed: %s" % p.stderr.strip())
+    lines = p.stdout.splitlines()
+    qemu = shlex.split(next(x for x in lines if x.startswith("qemu-system")))
+    job = lines[lines.index("/job/cmd:") + 1]
+    mem = option(qemu, "-m")
+    m = re.fullmatch(r"(\d+)([MG]?)", mem)
+    if not m:
+        raise JobError("run-qemu.sh gave -m %r, not a size in M or G" % mem)
+    mem_mb = int(m.group(1)) * (1024 if m.group(2) == "G" else 1)
+    return (option(qemu, "-append").split(), mem_mb,
+            int(option(qemu, "-smp", "1")), job)
+
+
+def metrics_spec(c):
+    """BENCH:KEY,...:METRIC:UNITS;... for hugetlb-lava-results."""
+    return ";".join("%s:%s:%s:%s" % (b["name"], ",".join(b["key"]),
+                                     b["metric"],
+                                     UNITS.get(b["metric"], b["metric"]))
+                    for b in c.benches)
+
+
+def series_id(arch):
+    path = os.path.join(ROOT, contract.GUEST_FILES[arch][0] + ".series")
+    try:
+        with open(path) as f:
+            return f.read().strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def kernel_args(append, device, accel, arch):
+    """The pools (and for qemu run-qemu.sh's console and TCG arguments)
+    plus the guest's job words; a lab's device type adds its console."""
+    keep = [w for w in append if device == "qemu" or
+            w.startswith(("hugepagesz=", "hugepages=", "rdinit="))]
+    return keep + ["hugetlb.job=shell", "hugetlb.accel=" + accel,
+                   "hugetlb.series=" + series_id(arch)]
+
+
+def test_action(args, plan, c):
+    meta = {"profile": args.profile, "arch": args.arch,
+            "device": args.device, "device_type": args.device_type,
+            "memory_mb": plan["mem_mb"]}
+    steps = [
+        "echo %s" % shlex.quote("@meta lava_job " + json.dumps(meta)),
+        "cd /tmp",
+        "hugetlb-lava-results --metrics %s -- %s" % (
+            shlex.quote(metrics_spec(c)), plan["job"]),
+    ]
+    name = "hugetlb-%s-%s" % (args.profile, args.arch)
+    return {"test": {
+        "timeout": {"minutes": plan["test_min"]},
+        "definitions": [{
+            "from": "inline", "name": name, "path": "inline/%s.yaml" % name,
+            "repository": {
+                "metadata": {
+                    "format": "Lava-Test Test Definition 1.0",
+                    "name": name,
+                    "description": "the /dev/hugetlb benchmark suite, "
+                                   "profile %s (bench/run.py)" % args.profile},
+                "run": {"steps": steps}}}]}}
+
+
+def url(args, path):
+    return args.artifacts.rstrip("/") + "/" + path
+
+
+def deploy_boot(args, plan):
+    kernel, initrd = contract.GUEST_FILES[args.arch]
+    cmdline = " ".join(plan["kernel_args"])
+    timeout = {"minutes": DEPLOY_MIN}
+    boot = {"timeout": {"minutes": BOOT_MIN[args.device]},
+            "prompts": [PROMPT]}
+    if args.device == "qemu":
+        # One cpio, LAVA's overlay put inside it (LAVA reads only the
+        # first archive of a concatenation).
+        deploy = {"to": "tmpfs", "images": {
+            "kernel": {"url": url(args, kernel), "image_arg":
+                       "-kernel {kernel} -append \"%s\"" % cmdline},
+            "ramdisk": {"url": url(args, initrd),
+                        "image_arg": "-initrd {ramdisk}",
+                        "format": "cpio.newc", "overlays": {"lava": True}}}}
+        boot.update(method="qemu", media="tmpfs")
+    else:
+        deploy = {"to": "tftp", "kernel": {"url": url(args, kernel)},
+                  "ramdisk": {"url": url(args, initrd)}}
+        if args.device == "uboot":
+            deploy["kernel"]["type"] = "image"
+            deploy["dtb"] = {"url": args.dtb}
+        boot.update(method={"ipxe": "ipxe", "uboot": "u-boot"}[args.device],
+                    commands="ramdisk")
+    deploy["timeout"] = timeout
+    return [{"deploy": deploy}, {"boot": boot}]
+
+
+def context(args, plan):
+    if args.device != "qemu":
+        return {"extra_kernel_args": " ".join(plan["kernel_args"])}
+    ctx = {"arch": {"x86_64": "amd64", "arm64": "arm64"}[args.arch],
+           "memory": plan["mem_mb"], "cpu": "max",
+           # LAVA has no context variable for the CPU count.
+           "extra_options": ["-smp %d" % plan["smp"]],
+           # TCG, as hugetlb.accel=tcg says: the numbers are emulated.
+           "no_kvm": "True"}
+    if args.arch == "arm64":
+        ctx["machine"] = "virt,gic-version=3"
+    return ctx
+
+
+def plan_for(args):
+    cmd = run_py_command(args.profile, args.arch)
+    append, mem_mb, smp, job = qemu_dry_run(cmd, args.arch)
+    accel = "tcg" if args.device == "qemu" else "native"
+    return {"kernel_args": kernel_args(append, args.device, accel, args.arch),
+            "mem_mb": mem_mb, "smp": smp, "job": job,
+            "test_min": math.ceil(int(option(cmd, "--timeout", "900")) / 60)}
+
+
+def job(args, c):
+    plan = plan_for(args)
+    actions = deploy_boot(args, plan) + [test_action(args, plan, c)]
+    total = DEPLOY_MIN + BOOT_MIN[args.device] + plan["test_min"] + 5
+    doc = {
+        "device_type": args.device_type,
+        "job_name": "hugetlb %s %s on %s" % (args.profile, args.arch,
+                                             args.device_type),
+        "timeouts": {"job": {"minutes": total},
+                     "connection": {"minutes": 2}},
+        "priority": "medium",
+        "visibility": "public",
+        # What the lab's machine needs: the pools are on the kernel
+        # command line and must fit in its memory.
+        "metadata": {"hugetlb.profile": args.profile,
+                     "hugetlb.arch": args.arch,
+                     "hugetlb.min_memory_mb": plan["mem_mb"]},
+        "context": context(args, plan),
+        "actions": actions,
+    }
+    return doc
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--profile", default="quick",
+                    choices=("tiny", "quick", "full"))
+    ap.add_argument("--arch", default="x86_64", choices=("x86_64", "arm64"))
+    ap.add_argument("--device", default="qemu", choices=sorted(DEVICES))
+    ap.add_argument("--device-type", help="LAVA device type (default: "
+                    "qemu, x86 for ipxe, bcm2711-rpi-4-b for uboot)")
+    ap.add_argument("--artifacts", default="file://" + ROOT,
+                    help="URL the kernel and initramfs are served under, "
+                    "with build/... below it (default: this tree)")
+    ap.add_argument("--dtb", help="uboot: URL of the board's device tree "
+                    "(default: ARTIFACTS/dtbs/DEVICE_TYPE.dtb)")
+    ap.add_argument("--out", help="write here (default: stdout)")
+    args = ap.parse_args(argv)
+    if args.arch not in DEVICES[args.device]:
+        ap.error("--device %s boots %s only, not --arch %s" % (
+            args.device, " or ".join(DEVICES[args.device]), args.arch))
+    args.device_type = args.device_type or DEFAULT_DEVICE_TYPE[args.device]
+    args.dtb = args.dtb or url(args, "dtbs/%s.dtb" % args.device_type)
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    try:
+        text = yaml.safe_dump(job(args, contract.load()), sort_keys=False,
+                              width=1 << 16)
+    except (JobError, contract.ContractError) as e:
+        print("lava-job: %s" % e, file=sys.stderr)
+        return 2
+    if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with open(args.out + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(args.out + ".tmp", args.out)
+        print("lava-job: %s" % args.out)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

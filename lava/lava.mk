@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: GPL-2.0
+# lava/lava.mk - the benchmarks on a LAVA lab.  Included by the Makefile.
+#
+#   make lava-job [PROFILE=quick] [ARCH=x86_64|arm64] [DEVICE=qemu|ipxe|uboot]
+#                 [ARTIFACTS=URL] [DEVICE_TYPE=name] [DTB=URL]
+#       LAVA job YAML under build/lava/: the qemu job and the hardware one
+#       of ARCH (x86_64: iPXE from tftp; arm64: u-boot from tftp), or just
+#       DEVICE's.  ARTIFACTS is where the lab fetches build/kernel/... and
+#       build/initramfs*.cpio from (default: file:// this tree).
+#   make lava-fetch JOB=N [SERVER=URL] [LAVA_IDENTITY=name]
+#       rebuild results/<id>/ from LAVA job N's log (REST API at SERVER,
+#       token in $LAVA_TOKEN; else lavacli with its identity).
+#   make fleet-report RUNS="results/a results/b ..."
+#       one page and figures putting the machines side by side.
+
+lava_saved_goal := $(.DEFAULT_GOAL)
+
+LAVA_PY := /usr/bin/python3
+LAVA_JOBS := build/lava
+DEVICE ?=
+ARTIFACTS ?=
+DEVICE_TYPE ?=
+DTB ?=
+ifeq ($(ARCH),arm64)
+LAVA_DEVICES := $(or $(DEVICE),qemu uboot)
+else
+LAVA_DEVICES := $(or $(DEVICE),qemu ipxe)
+endif
+
+.PHONY: lava-job lava-fetch fleet-report
+
+lava-job: build/bench/benchtool
+	@for d in $(LAVA_DEVICES); do \
+		python3 lava/job.py --profile $(PROFILE) --arch $(ARCH) --device $$d \
+			$(if $(ARTIFACTS),--artifacts $(ARTIFACTS)) \
+			$(if $(DEVICE_TYPE),--device-type $(DEVICE_TYPE)) \
+			$(if $(DTB),--dtb $(DTB)) \
+			--out $(LAVA_JOBS)/$(PROFILE)-$(ARCH)-$$d.yaml || exit; \
+	done
+	@if $(LAVA_PY) -c 'import lava_common' 2>/dev/null; then \
+		$(LAVA_PY) lava/validate.py $(foreach d,$(LAVA_DEVICES),$(LAVA_JOBS)/$(PROFILE)-$(ARCH)-$(d).yaml) && \
+		echo "lava-job: valid for LAVA's schema (lava_common)"; \
+	else echo "lava-job: not checked against LAVA's schema: run 'make deps' (lava-common)"; fi
+
+.DEFAULT_GOAL := $(lava_saved_goal)

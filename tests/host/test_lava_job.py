@@ -1,0 +1,185 @@
+# SPDX-License-Identifier: GPL-2.0
+"""LAVA jobs from lava/job.py: every device and architecture, every
+profile, valid for LAVA's own schema (lava_common, for /usr/bin/python3),
+with the pools, memory and job of bench/run.py and run-qemu.sh; and
+hugetlb-lava-results, which turns the guest's lines into test cases."""
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LAVA_PY = "/usr/bin/python3"
+JOBS = [(d, a) for d, arches in (("qemu", ("x86_64", "arm64")), ("ipxe", ("x86_64",)),
+                                 ("uboot", ("arm64",))) for a in arches]
+
+
+def have_lava_common():
+    return os.access(LAVA_PY, os.X_OK) and subprocess.run(
+        [LAVA_PY, "-c", "import lava_common.schemas"], capture_output=True).returncode == 0
+
+
+def write_job(out, profile, arch, device):
+    r = subprocess.run([sys.executable, "lava/job.py", "--profile", profile, "--arch", arch,
+                        "--device", device, "--out", out], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120)
+    if r.returncode:
+        raise AssertionError("lava/job.py %s %s %s: %s" % (profile, arch, device, r.stderr))
+    with open(out) as f:
+        return yaml.safe_load(f)
+
+
+def validate(*paths):
+    return subprocess.run([LAVA_PY, "lava/validate.py"] + list(paths), cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
+def run_py_command(profile, arch):
+    r = subprocess.run([sys.executable, "bench/run.py", "--mode", "guest", "--profile", profile,
+                        "--arch", arch, "--dry-run"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120, check=True)
+    return shlex.split(r.stdout.splitlines()[-1])
+
+
+def kernel_args(job):
+    ctx = job["context"]
+    if "extra_kernel_args" in ctx:
+        return ctx["extra_kernel_args"].split()
+    arg = job["actions"][0]["deploy"]["images"]["kernel"]["image_arg"]
+    return shlex.split(arg)[3].split()
+
+
+def test_steps(job):
+    return job["actions"][2]["test"]["definitions"][0]["repository"]["run"]["steps"]
+
+
+@unittest.skipUnless(have_lava_common(), "no lava_common for /usr/bin/python3: run 'make deps' "
+                     "(Debian package lava-common)")
+class LavaJobs(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.jobs = {}
+        for profile in ("tiny", "quick", "full"):
+            for device, arch in JOBS:
+                path = os.path.join(cls.tmp.name, "%s-%s-%s.yaml" % (profile, arch, device))
+                cls.jobs[path] = (profile, arch, device, write_job(path, profile, arch, device))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_every_job_is_valid_for_lava(self):
+        r = validate(*self.jobs)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_a_distorted_job_is_refused(self):
+        # LAVA has no "cpus" context variable (the CPU count goes in
+        # extra_options), and no test definition without a format.
+        path = next(p for p, j in self.jobs.items() if j[2] == "qemu")
+        for name, distort, want in (
+                ("context", lambda j: j["context"].update(cpus=2), "context"),
+                ("testdef", lambda j: j["actions"][2]["test"]["definitions"][0]["repository"]
+                 ["metadata"].pop("format"), "format")):
+            with self.subTest(distortion=name):
+                job = yaml.safe_load(open(path))
+                distort(job)
+                bad = os.path.join(self.tmp.name, "bad-%s.yaml" % name)
+                with open(bad, "w") as f:
+                    yaml.safe_dump(job, f)
+                r = validate(bad)
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertIn(want, r.stderr)
+
+    def test_pools_memory_and_job_are_run_py_s(self):
+        for path, (profile, arch, device, job) in self.jobs.items():
+            if profile != "quick":
+                continue
+            with self.subTest(job=os.path.basename(path)):
+                cmd = run_py_command(profile, arch)
+                args = kernel_args(job)
+                self.assertIn("hugepagesz=2M", args)
+                self.assertEqual(args[args.index("hugepagesz=2M") + 1],
+                                 "hugepages=" + cmd[cmd.index("--hugepages") + 1])
+                self.assertIn("rdinit=/init", args)
+                self.assertIn("hugetlb.job=shell", args)
+                self.assertIn("hugetlb.accel=" + ("tcg" if device == "qemu" else "native"), args)
+                want_mb = int(cmd[cmd.index("--mem") + 1].rstrip("M"))
+                self.assertEqual(job["metadata"]["hugetlb.min_memory_mb"], want_mb)
+                if device == "qemu":
+                    self.assertEqual(job["context"]["memory"], want_mb)
+                else:
+                    self.assertFalse(any(a.startswith("console=") for a in args),
+                                     "a lab's device type sets its own console")
+                run = shlex.split(test_steps(job)[-1])
+                self.assertEqual(run[:2], ["hugetlb-lava-results", "--metrics"])
+                self.assertEqual(run[3:], ["--", "sh", "-c", cmd[-1]])
+                timeout = int(cmd[cmd.index("--timeout") + 1])
+                self.assertGreaterEqual(job["actions"][2]["test"]["timeout"]["minutes"] * 60,
+                                        timeout)
+
+    def test_hardware_boots(self):
+        kinds = {(j[2], j[1]): j[3] for j in self.jobs.values()}
+        ipxe, uboot = kinds[("ipxe", "x86_64")], kinds[("uboot", "arm64")]
+        self.assertEqual(ipxe["actions"][1]["boot"]["method"], "ipxe")
+        self.assertEqual(ipxe["actions"][0]["deploy"]["to"], "tftp")
+        self.assertTrue(ipxe["actions"][0]["deploy"]["kernel"]["url"].endswith("/bzImage"))
+        self.assertEqual(uboot["actions"][1]["boot"]["method"], "u-boot")
+        self.assertEqual(uboot["actions"][0]["deploy"]["kernel"]["type"], "image")
+        self.assertIn("dtb", uboot["actions"][0]["deploy"])
+        self.assertIn("hugepagesz=64K", kernel_args(uboot))
+
+    def test_refused(self):
+        r = subprocess.run([sys.executable, "lava/job.py", "--arch", "arm64", "--device", "ipxe"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--device ipxe boots x86_64 only", r.stderr)
+
+
+class LavaResults(unittest.TestCase):
+    """The guest side: busybox sh and awk, lava-test-case replaced by echo."""
+    SPEC = "chase:backing,hop,wss_bytes:ns_per_access:ns"
+    LINES = ("@header chase backing,page_kb,hop,wss_bytes,ns_per_access\n"
+             "@row chase devzero,4,line,16384,1.5\n"
+             "@row chase thp,2048,line,16384,\n"
+             "@exit chase 0\n"
+             "ok 1 selftests: mm: hugetlb_dev\n"
+             "# not ok 2 nested case\n"
+             "ok 3 skipped one # SKIP no pool\n"
+             "plain text\n")
+
+    def run_it(self, rc):
+        src = os.path.join(ROOT, "lava", "hugetlb-lava-results")
+        with tempfile.NamedTemporaryFile("w", suffix=".txt") as f:
+            f.write(self.LINES)
+            f.flush()
+            return subprocess.run(["busybox", "sh", src, "--metrics", self.SPEC, "--", "sh",
+                                   "-c", "cat %s; exit %d" % (f.name, rc)],
+                                  env=dict(os.environ, HUGETLB_LAVA_CASE="echo CASE"),
+                                  capture_output=True, text=True, timeout=30)
+
+    def test_cases(self):
+        r = self.run_it(3)
+        self.assertEqual(r.returncode, 3)
+        out = r.stdout.splitlines()
+        cases = [x[5:] for x in out if x.startswith("CASE ")]
+        self.assertEqual(cases, [
+            "chase.devzero.line.16384 --result pass --measurement 1.5 --units ns",
+            "chase.thp.line.16384 --result skip",
+            "chase.exit --result pass",
+            "selftests__mm__hugetlb_dev --result pass",
+            "nested_case --result fail",
+            "skipped_one --result skip",
+            "job --result fail"])
+        # every line of the job passes through, in order
+        self.assertEqual([x for x in out if not x.startswith("CASE ")],
+                         self.LINES.splitlines())
+        self.assertIn("job --result pass", self.run_it(0).stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
