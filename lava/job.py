@@ -38,6 +38,7 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import contract  # noqa: E402
+import run as bench_run  # noqa: E402
 
 PROMPT = "hugetlb# "
 DEVICES = {"qemu": ("x86_64", "arm64"), "ipxe": ("x86_64",),
@@ -53,6 +54,17 @@ DEPLOY_MIN = 10
 BOOT_MIN = {"qemu": 10, "ipxe": 10, "uboot": 10}
 # Kernel arguments run-qemu.sh adds for TCG only (see its comments).
 TCG_ONLY_ARGS = ("tsc=reliable", "no_timer_check")
+
+
+# The CPU, as fleet-report puts machines side by side: x86's vendor,
+# family, model and model name; Arm's implementer, variant, part.
+CPU_META = (
+    "awk -F': *' '/^vendor_id/ {v=$2} /^cpu family/ {f=$2} "
+    "/^model[ \\t]*:/ {m=$2} /^model name/ {n=$2} /^CPU implementer/ {v=$2} "
+    "/^CPU variant/ {f=$2} /^CPU part/ {m=$2} END {printf \"@meta cpu_id "
+    "{\\\"vendor\\\": \\\"%s\\\", \\\"family\\\": \\\"%s\\\", "
+    "\\\"model\\\": \\\"%s\\\", \\\"name\\\": \\\"%s\\\"}\\n\", v, f, m, n}' "
+    "/proc/cpuinfo")
 
 
 class JobError(Exception):
@@ -125,10 +137,12 @@ def kernel_args(append, device, accel, arch):
 def test_action(args, plan, c):
     meta = {"profile": args.profile, "arch": args.arch,
             "device": args.device, "device_type": args.device_type,
-            "memory_mb": plan["mem_mb"]}
+            "memory_mb": plan["mem_mb"], "git_rev": plan["git_rev"],
+            "benches": re.findall(r'echo "@exit (\w+) \$\?"', plan["job"])}
     steps = [
         "echo %s" % shlex.quote("@meta lava_job " + json.dumps(meta)),
         "cd /tmp",
+        CPU_META,
         "hugetlb-lava-results --metrics %s -- %s" % (
             shlex.quote(metrics_spec(c)), plan["job"]),
     ]
@@ -181,14 +195,17 @@ def deploy_boot(args, plan):
 def context(args, plan):
     if args.device != "qemu":
         return {"extra_kernel_args": " ".join(plan["kernel_args"])}
+    # LAVA's qemu device type takes -cpu and -machine from the context
+    # on arm64 only, and has no variable for the CPU count.
     ctx = {"arch": {"x86_64": "amd64", "arm64": "arm64"}[args.arch],
-           "memory": plan["mem_mb"], "cpu": "max",
-           # LAVA has no context variable for the CPU count.
+           "memory": plan["mem_mb"],
            "extra_options": ["-smp %d" % plan["smp"]],
            # TCG, as hugetlb.accel=tcg says: the numbers are emulated.
            "no_kvm": "True"}
     if args.arch == "arm64":
-        ctx["machine"] = "virt,gic-version=3"
+        ctx.update(cpu="max", machine="virt,gic-version=3")
+    else:
+        ctx["extra_options"].append("-cpu max")
     return ctx
 
 
@@ -198,7 +215,8 @@ def plan_for(args):
     accel = "tcg" if args.device == "qemu" else "native"
     return {"kernel_args": kernel_args(append, args.device, accel, args.arch),
             "mem_mb": mem_mb, "smp": smp, "job": job,
-            "test_min": math.ceil(int(option(cmd, "--timeout", "900")) / 60)}
+            "test_min": math.ceil(int(option(cmd, "--timeout", "900")) / 60),
+            "git_rev": bench_run.git_rev()}
 
 
 def job(args, c):

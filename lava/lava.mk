@@ -10,8 +10,10 @@
 #   make lava-fetch JOB=N [SERVER=URL] [LAVA_IDENTITY=name]
 #       rebuild results/<id>/ from LAVA job N's log (REST API at SERVER,
 #       token in $LAVA_TOKEN; else lavacli with its identity).
-#   make fleet-report RUNS="results/a results/b ..."
-#       one page and figures putting the machines side by side.
+#   make fleet-report RUNS="results/a results/b,results/b2 ..."
+#       one page and a figure putting the machines side by side (one word
+#       a machine; commas join repeated runs of it, which the statistics
+#       need).
 
 lava_saved_goal := $(.DEFAULT_GOAL)
 
@@ -41,5 +43,18 @@ lava-job: build/bench/benchtool
 		$(LAVA_PY) lava/validate.py $(foreach d,$(LAVA_DEVICES),$(LAVA_JOBS)/$(PROFILE)-$(ARCH)-$(d).yaml) && \
 		echo "lava-job: valid for LAVA's schema (lava_common)"; \
 	else echo "lava-job: not checked against LAVA's schema: run 'make deps' (lava-common)"; fi
+
+lava-fetch:
+	@if [ -z "$(JOB)" ]; then \
+		echo "usage: make lava-fetch JOB=N [SERVER=URL] (a token, if needed, in LAVA_TOKEN; else lavacli's identity LAVA_IDENTITY)" >&2; \
+		exit 2; fi
+	@python3 lava/fetch.py $(JOB) $(if $(SERVER),--server $(SERVER)) \
+		$(if $(LAVA_IDENTITY),--identity $(LAVA_IDENTITY))
+
+fleet-report:
+	@if [ -z "$(RUNS)" ]; then \
+		echo "usage: make fleet-report RUNS=\"results/a results/b,results/b2 ...\" (one word a machine; commas join its repeated runs)" >&2; \
+		exit 2; fi
+	@python3 lava/fleet.py $(RUNS)
 
 .DEFAULT_GOAL := $(lava_saved_goal)

@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: GPL-2.0
+"""lava/fleet.py: machines side by side, a difference marked only where
+compare's tests support it (synthetic run folders with known values)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import contract  # noqa: E402
+
+WSS = (1 << 20, 64 << 20)
+
+
+def write_run(d, ns4k, ns2m, cpu, walks=(30.0, 1.0), fault=(900.0, 80.0), hardware=True):
+    os.makedirs(d)
+    meta = {"status": "complete", "mode": "native" if hardware else "guest",
+            "timing_source": "native" if hardware else "tcg", "kernel": "6.12.0",
+            "series_id": "s1", "arch": "x86_64", "host_cpu": cpu[3], "measured_cpu": cpu[3],
+            "other": {"cpu_id": dict(zip(("vendor", "family", "model", "name"), cpu))}}
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump(meta, f)
+    c = contract.load()
+    cols = c.bench("chase")["columns"]
+    with open(os.path.join(d, "chase.csv"), "w") as f:
+        f.write(",".join(cols) + "\n")
+        for wss in WSS:
+            big = wss == WSS[-1]
+            for backing, ns, w in (("devzero", ns4k, walks[0]), ("devhugetlb", ns2m, walks[1])):
+                row = dict.fromkeys(cols, "")
+                row.update(backing=backing, page_kb=4 if backing == "devzero" else 2048,
+                           wss_bytes=wss, ns_per_access=ns if big else 1.0, hop="line",
+                           model_walks_per_1k=w)
+                f.write(",".join(str(row[k]) for k in cols) + "\n")
+    cols = c.bench("fault")["columns"]
+    with open(os.path.join(d, "fault.csv"), "w") as f:
+        f.write(",".join(cols) + "\n")
+        for backing, us in zip(("devzero", "devhugetlb"), fault):
+            row = dict.fromkeys(cols, "")
+            row.update(backing=backing, mode="demand", size_bytes=16 << 20, us_per_mb=us)
+            f.write(",".join(str(row[k]) for k in cols) + "\n")
+
+
+class Fleet(unittest.TestCase):
+    INTEL = ("GenuineIntel", "6", "85", "Intel Xeon")
+    AMD = ("AuthenticAMD", "25", "1", "AMD EPYC")
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def machine(self, name, n, ns4k, ns2m, cpu):
+        dirs = []
+        for i in range(n):
+            d = os.path.join(self.tmp.name, "%s%d" % (name, i))
+            # a little spread, as real repetitions have
+            write_run(d, ns4k + i * 0.5, ns2m + i * 0.1, cpu)
+            dirs.append(d)
+        return ",".join(dirs)
+
+    def report(self, *machines):
+        out = os.path.join(self.tmp.name, "out")
+        r = subprocess.run([sys.executable, "lava/fleet.py", *machines, "--out", out], cwd=ROOT,
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "fleet.md")) as f:
+            return out, f.read()
+
+    def row(self, md, label):
+        return [ln for ln in md.splitlines() if ln.startswith("| %s |" % label)]
+
+    def test_difference_marked_only_where_supported(self):
+        a = self.machine("a", 5, 100.0, 20.0, self.INTEL)       # ratio ~5
+        b = self.machine("b", 5, 100.0, 40.0, self.AMD)         # ratio ~2.5
+        c = self.machine("c", 5, 100.0, 20.0, self.AMD)         # ratio ~5
+        out, md = self.report(a, b, c)
+        ratio_vs = self.row(md, "  vs M1")[0].split(" | ")
+        self.assertTrue(ratio_vs[2].startswith("DIFFERS"), ratio_vs)
+        self.assertTrue(ratio_vs[3].startswith("no difference shown"), ratio_vs)
+        self.assertIn("GenuineIntel", self.row(md, "CPU vendor")[0])
+        self.assertIn("| 85 |", self.row(md, "CPU model")[0])
+        self.assertIn("TLB model", self.row(md, "walks from")[0])
+        self.assertIn("| 29 (29..29, n=5) |", self.row(md, "walks saved /1k accesses")[0])
+        for f in ("index.html", "fleet.dat", "fleet-ratio.svg", "fleet-ratio.png"):
+            self.assertTrue(os.path.getsize(os.path.join(out, f)) > 0, f)
+
+    def test_single_runs_are_never_marked(self):
+        a = self.machine("a", 1, 100.0, 20.0, self.INTEL)
+        b = self.machine("b", 1, 100.0, 40.0, self.AMD)
+        _, md = self.report(a, b)
+        self.assertNotIn("DIFFERS", md)
+        self.assertIn("not tested (n=1, 1", md)
+
+    def test_not_a_run(self):
+        r = subprocess.run([sys.executable, "lava/fleet.py", self.tmp.name], cwd=ROOT,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no meta.json: not a run folder", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
