@@ -16,7 +16,10 @@ Stages, in order; a stage that cannot run counts as failed, never as passed:
      suite when a guest hangs, panics, is killed or runs out of huge pages;
   7. check-regression: the deterministic (icount) mmap and fault cost of
      the series against the committed baseline;
-  8. the benchmark suite's guest test (tests/bench/guest_test.sh).
+  8. the benchmark suite's guest test (tests/bench/guest_test.sh);
+  9. a LAVA job through lava-run, LAVA's dispatcher without a server
+     (tests/lava_run_test.py: the tiny job of lava/job.py on a qemu
+     device, fetched back with lava/fetch.py; about 3 minutes).
 
 With --arch arm64 (make test ARCH=arm64) it runs what depends on the
 arm64 guest: stages 1 (tests/host only; --no-host-tests leaves them to the
@@ -24,7 +27,7 @@ x86_64 run), 2, 4, 5 (hugetlb_dev for each of the four huge page sizes, no
 32-bit build, and the upstream tests) and 6 (functional, stress and fuzz,
 with ARM64_STRESS_SECONDS); checkpatch reads the same patches for both
 architectures and is left to the x86_64 run; 7 and 8 need the benchmarks,
-which are x86_64 programs.
+which are x86_64 programs; 9 runs the x86_64 job.
 """
 import argparse
 import os
@@ -283,6 +286,9 @@ def main():
             guest_test = os.path.join(ROOT, "tests", "bench", "guest_test.sh")
             suite_with_summary(tally, "bench guest test", [guest_test, "--kernel", args.kernel,
                                                            "--initrd", args.initrd], 1500)
+            suite_with_summary(tally, "a LAVA job through lava-run",
+                               ["python3", "tests/lava_run_test.py", "--kernel", args.kernel,
+                                "--initrd", args.initrd], 1800)
         else:
             # The baseline and the benchmark checks are about the normal
             # kernel; the debug kernel's job is the functional and stress tests.
