@@ -6,7 +6,9 @@ fetched back with lava/fetch.py.
 
     python3 tests/lava_run_test.py [--kernel K] [--initrd I] [--keep DIR]
 
-Checks: the job is valid for LAVA's schema; the stock initramfs booted
+Checks: the stock initramfs without /job takes its job from the kernel
+command line (an unknown step refused); the job is valid for LAVA's
+schema; the stock initramfs booted
 without /job (the command line's hugetlb.job=shell) and LAVA's test shell
 ran the job; LAVA completed it and recorded a test case for every result
 line, none failed; the folder fetched from the log has every @row the
@@ -95,6 +97,22 @@ def check_fetch(tally, out, lines, tmp):
                  % sum(map(len, printed.values())), same and bool(printed))
 
 
+def check_cmdline_job(tally, kernel, initrd):
+    """The stock initramfs with no /job takes its job from the command
+    line, and says so on the only serial port: an unknown step is refused
+    with status 2."""
+    r = subprocess.run(["qemu-system-x86_64", "-nodefaults", "-no-reboot", "-display", "none",
+                        "-serial", "stdio", "-m", "512", "-accel", "tcg", "-kernel", kernel,
+                        "-initrd", initrd, "-append", "console=ttyS0 panic=-1 rdinit=/init "
+                        "tsc=reliable no_timer_check hugetlb.job=nosuchstep"],
+                       cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
+    out = r.stdout.decode("utf-8", "replace").replace("\r", "")
+    ok = ("@@hugetlb-guest-job unknown step 'nosuchstep'" in out and
+          "@@hugetlb-guest-exit 2" in out)
+    tally.record("/init: hugetlb.job=nosuchstep refused on the console, exit 2", ok,
+                 "" if ok else out[-300:])
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kernel", default="build/kernel/bzImage")
@@ -102,6 +120,7 @@ def main(argv=None):
     ap.add_argument("--keep", help="copy lava-run's output here")
     args = ap.parse_args(argv)
     tally = Tally()
+    check_cmdline_job(tally, args.kernel, args.initrd)
     if not shutil.which("lava-run"):
         tally.record("lava-run", False, "no lava-run: run 'make deps' (lava-dispatcher)")
         return tally.summary()
