@@ -117,7 +117,9 @@ class LavaJobs(unittest.TestCase):
                                      "a lab's device type sets its own console")
                 run = shlex.split(test_steps(job)[-1])
                 self.assertEqual(run[:2], ["hugetlb-lava-results", "--metrics"])
-                self.assertEqual(run[3:], ["--", "sh", "-c", cmd[-1]])
+                script = cmd[-1] if device == "qemu" else \
+                    cmd[-1].replace("--model neoverse-n1 ", "--model auto ")
+                self.assertEqual(run[3:], ["--", "sh", "-c", script])
                 timeout = int(cmd[cmd.index("--timeout") + 1])
                 self.assertGreaterEqual(job["actions"][2]["test"]["timeout"]["minutes"] * 60,
                                         timeout)
@@ -132,6 +134,11 @@ class LavaJobs(unittest.TestCase):
         self.assertEqual(uboot["actions"][0]["deploy"]["kernel"]["type"], "image")
         self.assertIn("dtb", uboot["actions"][0]["deploy"])
         self.assertIn("hugepagesz=64K", kernel_args(uboot))
+        # a board is a real core: the chase picks its TLB model itself
+        self.assertNotIn("neoverse-n1", test_steps(uboot)[-1])
+        self.assertIn("--model auto", test_steps(uboot)[-1])
+        qemu = kinds[("qemu", "arm64")]
+        self.assertIn("--model neoverse-n1", test_steps(qemu)[-1])
 
     def test_refused(self):
         r = subprocess.run([sys.executable, "lava/job.py", "--arch", "arm64", "--device", "ipxe"],
