@@ -24,6 +24,7 @@ stock initramfs: /init, finding no /job/env, waits at a prompt
 @row, @exit and TAP lines into lava-test-case calls.
 """
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -38,7 +39,11 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import contract  # noqa: E402
-import run as bench_run  # noqa: E402
+# bench/run.py under its own name: "run" is tests/run.py to the tests.
+_spec = importlib.util.spec_from_file_location(
+    "bench_run", os.path.join(ROOT, "bench", "run.py"))
+bench_run = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench_run)
 
 PROMPT = "hugetlb# "
 DEVICES = {"qemu": ("x86_64", "arm64"), "ipxe": ("x86_64",),
