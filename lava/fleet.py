@@ -133,7 +133,9 @@ def machine(arg):
         "where": ("LAVA job %s on %s (%s)" % (lava.get("job_id"),
                                               lava.get("device"),
                                               lava.get("device_type"))
-                  if lava else "%s run on this host" % meta.get("mode")),
+                  if lava else "%s run (bench/run.py)" % meta.get("mode"))
+        + ("; the host is a virtual machine"
+           if (meta.get("machine") or {}).get("hypervisor") else ""),
         "timing": contract.timing_label(src),
         "hardware": contract.timing_is_hardware(src),
         "values": [v for _, _, v in runs],
