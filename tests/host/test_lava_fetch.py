@@ -4,14 +4,17 @@ lava-run wrote for `lava/job.py --profile tiny --device qemu` (x86_64,
 TCG) and what a server would say of that job.  Every @row of the log is
 in the CSVs, in order; meta.json has the @meta lines and where the job
 ran; render.py and compare work on the folder; a job cut short keeps its
-rows and says why it failed."""
+rows and says why it failed; the REST path sends the token in the header
+only."""
 import csv
 import gzip
+import http.server
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -138,6 +141,68 @@ class FetchRecorded(unittest.TestCase):
         r, _ = fetch_log(os.path.join(self.tmp.name, "other"), log)
         self.assertEqual(r.returncode, 2)
         self.assertIn("no '@meta lava_job' line", r.stderr)
+
+
+class FetchRest(unittest.TestCase):
+    """The REST path against a stand-in server on loopback that serves the
+    recorded job as /api/v0.2/jobs/7/ and its log in the server's YAML
+    list form; the token goes in the Authorization header only."""
+    TOKEN = "s3cret-token-for-test"
+
+    def setUp(self):
+        with gzip.open(LOG, "rt") as f:
+            log = "".join("- " + ln + "\n" for ln in f.read().splitlines())
+        info = json.dumps({"id": 7, "device_type": "qemu", "actual_device": "qemu-lab-03",
+                           "state": "Finished", "health": "Complete"})
+        pages = {"/api/v0.2/jobs/7/": info, "/api/v0.2/jobs/7/logs/": log}
+        self.auth = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(h):
+                self.auth.append(h.headers.get("Authorization"))
+                body = pages.get(h.path)
+                h.send_response(200 if body else 404)
+                h.end_headers()
+                if body:
+                    h.wfile.write(body.encode())
+
+            def log_message(h, *a):
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.addCleanup(self.server.server_close)
+        self.addCleanup(self.server.shutdown)
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def fetch(self, job):
+        url = "http://127.0.0.1:%d" % self.server.server_port
+        return subprocess.run([sys.executable, "lava/fetch.py", job, "--server", url,
+                               "--results-dir", self.tmp.name], cwd=ROOT, capture_output=True,
+                              text=True, timeout=120,
+                              env=dict(os.environ, LAVA_TOKEN=self.TOKEN))
+
+    def test_rest(self):
+        r = self.fetch("7")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.auth, ["Token " + self.TOKEN] * 2)
+        run = os.path.join(self.tmp.name, "latest")
+        with open(os.path.join(run, "meta.json")) as f:
+            m = json.load(f)
+        self.assertEqual((m["lava"]["job_id"], m["lava"]["device"], m["lava"]["health"]),
+                         ("7", "qemu-lab-03", "Complete"))
+        self.assertTrue(m["run_id"].endswith("-lava7-tiny"))
+        for name in os.listdir(run):
+            with open(os.path.join(run, name)) as f:
+                self.assertNotIn(self.TOKEN, f.read(), name)
+        self.assertNotIn(self.TOKEN, r.stdout + r.stderr)
+
+    def test_unknown_job(self):
+        r = self.fetch("8")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("404", r.stderr)
+        self.assertNotIn(self.TOKEN, r.stderr)
 
 
 class GuestLines(unittest.TestCase):
