@@ -5,7 +5,9 @@
     python3 lava/fleet.py MACHINE... [--out DIR] [--threshold PCT]
 
 Each MACHINE is a run folder, or several of one machine joined by commas
-(results/a,results/a2: repeated runs, which the statistics need).  For
+(results/a,results/a2: repeated runs, which the statistics need); lava:N
+is LAVA job N's run, fetched first if results/ has none (lava/fetch.py;
+the server in $LAVA_SERVER, else lavacli's identity $LAVA_IDENTITY).  For
 each: the CPU (vendor, family, model, name), kernel, accelerator and where
 each number comes from; then what a 2 MB page buys there:
 
@@ -28,6 +30,7 @@ DIR/fleet-ratio.{svg,png} (lava/fleet-ratio.gp).
 """
 import argparse
 import datetime
+import glob
 import html
 import os
 import subprocess
@@ -35,8 +38,10 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "compare"))
+sys.path.insert(0, os.path.join(ROOT, "lava"))
 import compare  # noqa: E402
 from compare import contract  # noqa: E402
+import fetch  # noqa: E402
 
 REF_2M = ("devhugetlb", "hugetlbfs", "maphugetlb")
 
@@ -112,9 +117,26 @@ def cpu_id(meta):
             "name": name or "not recorded"}
 
 
-def machine(arg):
+def lava_run_dir(word, results):
+    """lava:N: the folder make lava-fetch made of job N, fetched now
+    (server in $LAVA_SERVER, else lavacli) if there is none yet."""
+    job = word[len("lava:"):]
+    found = sorted(glob.glob(os.path.join(results, "*-lava%s-*" % job)))
+    if found:
+        return found[-1]
+    args = argparse.Namespace(job=job, server=os.environ.get("LAVA_SERVER"),
+                              identity=os.environ.get("LAVA_IDENTITY"), log=None,
+                              job_info=None, results_dir=results)
+    try:
+        return fetch.fetch(args)[0]
+    except fetch.FetchError as e:
+        raise FleetError("%s: %s" % (word, e))
+
+
+def machine(arg, results):
     """One MACHINE argument: its runs, described and measured."""
-    dirs = [d for d in arg.split(",") if d]
+    dirs = [lava_run_dir(d, results) if d.startswith("lava:") else d
+            for d in arg.split(",") if d]
     runs = []
     for d in dirs:
         if not os.path.isfile(os.path.join(d, "meta.json")):
@@ -258,11 +280,13 @@ def main(argv=None):
     ap.add_argument("machines", nargs="+", metavar="MACHINE",
                     help="run folder(s) of one machine, comma-joined")
     ap.add_argument("--out", help="default: results/fleet-DATE")
+    ap.add_argument("--results-dir", default=os.path.join(ROOT, "results"),
+                    help="where lava:N words find or fetch their runs")
     ap.add_argument("--threshold", type=float, default=5.0,
                     help="percent a difference must exceed (as compare's)")
     args = ap.parse_args(argv)
     try:
-        machines = [machine(a) for a in args.machines]
+        machines = [machine(a, args.results_dir) for a in args.machines]
     except FleetError as e:
         print("fleet: %s" % e, file=sys.stderr)
         return 2

@@ -10,10 +10,10 @@
 #   make lava-fetch JOB=N [SERVER=URL] [LAVA_IDENTITY=name]
 #       rebuild results/<id>/ from LAVA job N's log (REST API at SERVER,
 #       token in $LAVA_TOKEN; else lavacli with its identity).
-#   make fleet-report RUNS="results/a results/b,results/b2 ..."
+#   make fleet-report RUNS="results/a results/b,results/b2 lava:N ..."
 #       one page and a figure putting the machines side by side (one word
 #       a machine; commas join repeated runs of it, which the statistics
-#       need).
+#       need; lava:N is LAVA job N's run, fetched if not yet).
 
 lava_saved_goal := $(.DEFAULT_GOAL)
 

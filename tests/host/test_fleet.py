@@ -94,6 +94,20 @@ class Fleet(unittest.TestCase):
         self.assertNotIn("DIFFERS", md)
         self.assertIn("not tested (n=1, 1", md)
 
+    def test_lava_job_ids(self):
+        # lava:N names the run make lava-fetch made of job N
+        results = os.path.join(self.tmp.name, "results")
+        write_run(os.path.join(results, "20261204-180000-lava5-tiny"), 100.0, 20.0, self.INTEL)
+        write_run(os.path.join(results, "20261204-180000-lava6-tiny"), 100.0, 40.0, self.AMD)
+        out = os.path.join(self.tmp.name, "out")
+        r = subprocess.run([sys.executable, "lava/fleet.py", "lava:5", "lava:6", "--out", out,
+                            "--results-dir", results], cwd=ROOT, capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "fleet.md")) as f:
+            md = f.read()
+        self.assertIn("| 4K/2M latency ratio | 5x | 2.5x |", md)
+
     def test_not_a_run(self):
         r = subprocess.run([sys.executable, "lava/fleet.py", self.tmp.name], cwd=ROOT,
                            capture_output=True, text=True, timeout=60)
