@@ -51,13 +51,15 @@ include bench/bench.mk
 include plots/plots.mk
 include compare/compare.mk
 
-.PHONY: help deps kernel initramfs test test-kernel-build bench checkpatch check-builds soak clean
+.PHONY: help deps kernel initramfs test test-host test-fresh test-kernel-build bench checkpatch check-builds soak clean
 
 help:
 	@echo "make deps         install missing Debian packages (apt-get; needs root)"
 	@echo "make kernel       extract linux-source-6.12, apply kernel/patches, build bzImage (cached)"
 	@echo "make initramfs    busybox, kselftests, benchmarks and perf for the guest"
 	@echo "make test         host unit tests + kselftests in the guest (DEBUG=1: debug kernel)"
+	@echo "make test-host    the host unit tests alone (run-qemu.sh, build options, contract, deps)"
+	@echo "make test-fresh   make deps and the kernel-free suites in a new Debian 12 root (REV=...)"
 	@echo "make test-kernel-build   incremental kernel builds equal scratch ones (slow; DEBUG=1)"
 	@echo "make bench        quick profile in the guest, then figures (PROFILE=full|quick|tiny)"
 	@echo "make bench-native the same benchmarks on this host's kernel"
@@ -106,6 +108,16 @@ bench: deps kernel initramfs
 
 checkpatch: deps
 	@kernel/checkpatch.sh
+
+# The host unit tests alone (make test runs them first).
+test-host:
+	@python3 tests/host/run_tests.py
+
+# make deps and the suites that need no kernel, in a new Debian 12 root
+# (debootstrap): a missing install step fails here, not on a new machine.
+# REV=<revision> tests another commit (default HEAD; only committed work).
+test-fresh: deps
+	@tests/fresh.sh $(REV)
 
 # Slow (three tinyconfig kernels, each compiled twice for W=1/sparse): not in
 # make test.

@@ -34,9 +34,10 @@ arch=${1:-x86_64}
 #   python3            the orchestration and tests
 #   patch              kernel/reconcile.py (the series' delta revisions)
 #   strace             the fault benchmark's tests (which syscalls are timed)
+#   debootstrap        make test-fresh's new Debian root
 pkgs="linux-source-6.12 gcc gcc-multilib make bc flex bison libelf-dev libssl-dev ccache lz4
 cpio xz-utils rsync busybox-static qemu-system-x86 linux-perf gnuplot-nox python3
-python3-ply python3-git patch strace"
+python3-ply python3-git patch strace debootstrap"
 # For ARCH=arm64:
 #   clang lld llvm     the arm64 kernel (LLVM=1) and its static kselftests
 #                      (--target=aarch64-linux-gnu).  Not Debian's
@@ -53,6 +54,7 @@ arm64) pkgs="$pkgs clang lld llvm libc6-dev-arm64-cross libgcc-12-dev-arm64-cros
 	exit 2 ;;
 esac
 if [ -n "$list" ]; then
+	# shellcheck disable=SC2086 # a list of words
 	printf '%s\n' $pkgs
 	exit 0
 fi
