@@ -58,6 +58,7 @@ debootstrap --variant=minbase bookworm "$root" "$mirror" >"$work/debootstrap.log
 echo "test-fresh: the root took $((SECONDS - start)) s"
 # apt's sources and settings as here (a dated snapshot mirror needs its
 # Check-Valid-Until), and the resolver.
+rm -f "$root/etc/apt/sources.list"
 cp -a /etc/apt/sources.list.d /etc/apt/apt.conf.d "$root/etc/apt/"
 [ ! -e /etc/apt/sources.list ] || cp /etc/apt/sources.list "$root/etc/apt/"
 rm -f "$root"/etc/apt/sources.list.d/*.disabled*
@@ -91,7 +92,7 @@ status=0
 for t in ${suites[*]}; do
 	start=\$(date +%s)
 	make --no-print-directory \$t >build/fresh-\$t.log 2>&1 || status=1
-	echo "test-fresh: \$t: \$(tail -n 1 build/fresh-\$t.log) (\$((\$(date +%s) - start)) s)"
+	echo "test-fresh: \$t: \$(grep -E '[0-9]+ passed, [0-9]+ failed' build/fresh-\$t.log | tail -n 1) (\$((\$(date +%s) - start)) s)"
 done
 python3 tests/harness.py total ${suites[*]/#/build/fresh-}.log >/dev/null || status=1
 exit \$status
