@@ -97,10 +97,10 @@ endif
 initramfs: kernel $(INITRAMFS_BINS)
 	@kernel/initramfs/build.sh $(INITRAMFS_ARCH) $(INITRAMFS) "$$(dirname "$$(readlink -f $(KERNEL))")/selftests" $(INITRAMFS_BINS)
 
-# ARCH=arm64 HOST_TESTS=0: leave the host unit tests to the x86_64 make test
-# (for a run that follows it, as CI's).
+# HOST_TESTS=0: leave the host unit suites to another run: ARCH=arm64 to
+# the x86_64 make test, the x86_64 one to make test-fresh (as CI does).
 test: deps
-	@python3 tests/run.py --kernel $(KERNEL) --initrd $(INITRAMFS) --variant $(KERNEL_VARIANT) --make-args "DEBUG=$(DEBUG)" $(if $(filter arm64,$(ARCH)),--arch arm64 $(if $(filter 0,$(HOST_TESTS)),--no-host-tests))
+	@python3 tests/run.py --kernel $(KERNEL) --initrd $(INITRAMFS) --variant $(KERNEL_VARIANT) --make-args "DEBUG=$(DEBUG)" $(if $(filter arm64,$(ARCH)),--arch arm64) $(if $(filter 0,$(HOST_TESTS)),--no-host-tests)
 
 bench: deps kernel initramfs
 	@$(MAKE) --no-print-directory bench-guest KERNEL=$(KERNEL) INITRAMFS=$(INITRAMFS)
