@@ -202,14 +202,19 @@ class TestNoCliff(unittest.TestCase):
     under each preset's policy the misses grow gradually."""
 
     def test_past_l1_reach(self):
-        for name in ("zen5", "zen3", "skylake", "goldencove", "neoverse-n1"):
+        # a fully associative LRU L1 misses every time; a set-associative
+        # one only in its overfull sets, still more than tree-PLRU
+        for name, full in (("zen5", True), ("zen3", True),
+                           ("neoverse-n1", True), ("skylake", False),
+                           ("goldencove", False)):
             l1, _ = l1_4k(name)
             pages = l1 + l1 // 10
-            self.assertEqual(walks(name + ";policy=lru", pages)[1], 1000.0,
-                             name)
+            lru = walks(name + ";policy=lru", pages)[1]
+            if full:
+                self.assertEqual(lru, 1000.0, name)
             miss = walks(name, pages)[1]
             self.assertGreater(miss, 0, name)
-            self.assertLess(miss, 600, name)
+            self.assertLess(miss, min(600, lru), name)
 
     def test_past_l2_reach(self):
         for name in ("zen5", "skylake", "icelake"):
