@@ -48,7 +48,8 @@ static const struct bench_opt chase_opts[] = {
 	  .kind = OPT_COUNT, .dst = &hops, .min = UNROLL },
 	{ .name = "model", .arg = "NAME", .kind = OPT_STR, .dst = &model,
 	  .help = "TLB model preset or spec (skylake; bench/tlbmodel.h); "
-	  "auto: the preset that fits the pinned core" },
+	  "auto: the pinned core's preset, else its CPUID geometry on bare "
+	  "metal, else none (bench/tlbcpuid.h)" },
 	{ .name = "model-cap", .arg = "N", .kind = OPT_COUNT,
 	  .help = "model accesses counted, after as many warm (65536)",
 	  .dst = &model_cap, .min = 1 },

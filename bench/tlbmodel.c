@@ -16,13 +16,31 @@
  * zen3: AMD Software Optimization Guide for family 19h (pub. 56665), and
  *   for family 17h (56305) which describes the same structure: L1 DTLB 64
  *   entries fully associative for all page sizes; L2 DTLB 2048 entries
- *   holding 4K and 2M, 1G pages smashed into 2M entries.  The real L2 is a
- *   skewed 12-way array; it is modelled as plain 16-way LRU (128 sets),
- *   which keeps its capacity exact.
+ *   holding 4K and 2M page table entries and page directory entries
+ *   (PDEs, ":pde"), 1G pages smashed into 2M entries.  The guides call
+ *   the L2 one unified array and say nothing of ways reserved per page
+ *   size; a partition (8/2/2 ways for 4K/2M/coalesced on clients, 6/3/3
+ *   on servers, as CPUID's separate 4K and 2M associativity hints) is a
+ *   third party's account on Stack Overflow, not AMD's, and is not
+ *   modelled.  The real L2 is a skewed 12-way array; it is modelled as
+ *   plain 16-way sets (128 sets), which keeps its capacity exact.
  * zen4: AMD Software Optimization Guide for family 19h models 10h+ (Zen 4,
  *   pub. 57647): L1 DTLB 72 entries fully associative, all sizes; L2 DTLB
- *   3072 entries for 4K and 2M; modelled 12-way LRU (256 sets) with 1G
- *   smashed to 2M as on Zen 3 (an assumption where the guide is silent).
+ *   3072 entries for 4K and 2M; modelled 12-way (256 sets) with PDEs and
+ *   1G smashed to 2M as on Zen 3 (an assumption where the guide is
+ *   silent).
+ * zen5: AMD Software Optimization Guide for the Zen 5 microarchitecture
+ *   (pub. 58455) and AMD's Hot Chips 2024 "Zen 5" slides: L1 DTLB 96
+ *   entries, all sizes (this project's host reports 96 fully associative
+ *   4K and 2M entries in CPUID 0x80000005); L2 DTLB 4096 entries for
+ *   "everything but 1G", so 1G pages live in the L1 only.  16 ways (256
+ *   sets) and PDEs as on Zen 3 are assumptions.
+ * haswell, broadwell, icelake: the same Intel manual's TLB tables for
+ *   those cores (DTLB 64/32/4, or 8 for 1G on Ice Lake; STLB 1024 8-way
+ *   on Haswell, 1536 6-way plus 16 1G entries on Broadwell, 2048 16-way
+ *   plus 1024 8-way 1G entries on Ice Lake).
+ * gracemont: the same manual's Gracemont (E-core) chapter as recalled;
+ *   no copy was reachable to confirm it, which its source says.
  * neoverse-n1: Arm Neoverse N1 Core Technical Reference Manual (Arm doc
  *   100616), and the Cortex-A76 Core TRM (100798), whose data-side TLBs
  *   are the same: Table A5-1 and section A5.2, TLB organization.  L1 data

@@ -81,6 +81,7 @@
 	"contiguous bit (a 64K or 32M page is always one page), " \
 	"instruction TLBs, skewed associativity (modelled as plain sets), " \
 	"how multi-size arrays index (own page number modulo sets), " \
+	"any partition of ways by page size (none documented), " \
 	"prefetch and wrong-path fills"
 
 enum tlb_policy { TLB_LRU, TLB_PLRU, TLB_RANDOM };
