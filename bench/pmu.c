@@ -25,7 +25,7 @@ const char *const pmu_role_names[PMU_ROLE_NR] = {
  * named by perf's model.  Skylake-SP and Cascade Lake share Skylake's
  * core; Raptor Lake (in perf's alderlake row), Emerald and Granite Rapids
  * keep the Golden Cove preset they had, which was not checked against
- * their own manuals.  A core missing here (Zen 1, Tremont and older Atoms,
+ * their own manuals.  A core missing here (Tremont and older Atoms,
  * Crestmont and later E-cores, Arrow and Lunar Lake's P-cores) has no
  * preset: --model auto then takes its CPUID geometry on bare metal, or
  * none (tlbcpuid.h).  Zen 2 keeps the zen3 preset it had (the same TLBs
@@ -49,6 +49,7 @@ static const struct {
 	{ "sapphirerapids", "cpu", "goldencove" },
 	{ "emeraldrapids", "cpu", "goldencove" },
 	{ "graniterapids", "cpu", "goldencove" },
+	{ "amdzen1", "cpu", "zen1" },
 	{ "amdzen2", "cpu", "zen3" },
 	{ "amdzen3", "cpu", "zen3" },
 	{ "amdzen4", "cpu", "zen4" },

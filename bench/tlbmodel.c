@@ -13,6 +13,11 @@
  *   Rapids) TLB table: load DTLB 4K 96 entries 6-way, 2M/4M 32 entries
  *   4-way, 1G 8 entries fully associative; STLB 2048 entries 16-way for
  *   4K and 2M, 1024 entries 8-way for 1G.
+ * zen1: AMD Software Optimization Guide for family 17h (pub. 56305),
+ *   section 2.7.2, as quoted on Stack Overflow: L2 DTLB 1536 entries
+ *   12-way (128 sets); otherwise as zen3 below.  A Ryzen 7 1800X's CPUID
+ *   (tests/bench/fixtures/cpuid-ryzen-1800x-zen1.txt) agrees on 64 L1 and
+ *   1536 L2 entries.
  * zen3: AMD Software Optimization Guide for family 19h (pub. 56665), and
  *   for family 17h (56305) which describes the same structure: L1 DTLB 64
  *   entries fully associative for all page sizes; L2 DTLB 2048 entries
@@ -134,6 +139,11 @@ const struct tlb_preset tlb_presets[] = {
 	  "Intel Optimization Reference Manual 248966, Gracemont (E-core): "
 	  "64-entry L1 and 2048-entry L2 DTLB as recalled, not confirmed "
 	  "against the manual here; ways and 1G handling assumed" UNDOC },
+	{ "zen1", "l1=4K+2M+1G:64:64;l2=4K+2M:1536:12:smash:pde" PLRU,
+	  "AMD Software Optimization Guide 56305 (family 17h), 2.7: 64-entry "
+	  "fully associative L1 DTLB, all sizes; L2 DTLB 1536 entries 12-way "
+	  "holding 4K and 2M entries and PDEs, 1G smashed to 2M; no "
+	  "partition by page size documented" UNDOC },
 	{ "zen3", "l1=4K+2M+1G:64:64;l2=4K+2M:2048:16:smash:pde" PLRU,
 	  "AMD Software Optimization Guide 56665 (family 19h), 56305 (17h): "
 	  "L2 DTLB holds 4K and 2M entries and PDEs, 1G smashed to 2M; no "

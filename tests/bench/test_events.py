@@ -113,6 +113,7 @@ class TestEvents(unittest.TestCase):
     def test_presets(self):
         for cid, preset in (("GenuineIntel-6-5E", "skylake"),
                             ("GenuineIntel-6-8F", "goldencove"),
+                            ("AuthenticAMD-23-1", "zen1"),
                             ("AuthenticAMD-25-1", "zen3"),
                             ("AuthenticAMD-25-61", "zen4"),
                             ("AuthenticAMD-26-2", "zen5"),

@@ -59,6 +59,21 @@ class TestCpuidDecoding(unittest.TestCase):
         self.assertNotIn("l1 4K", " ".join(g["disagreements"]))
         self.assertIn("hypervisor", g["cpuid"]["note"])
 
+    def test_recorded_zen1_on_bare_metal(self):
+        g = geometry("--model", "zen1", cpuid="cpuid-ryzen-1800x-zen1.txt")
+        cpu = g["cpu"]
+        self.assertEqual((cpu["vendor"], cpu["family"], cpu["model"],
+                          cpu["hypervisor"]), ("AuthenticAMD", 23, 1, None))
+        self.assertEqual(table(g["cpuid"]["levels"]),
+                         {("l1", "4K"): 64, ("l1", "2M"): 64, ("l1", "1G"): 64,
+                          ("l2", "4K"): 1536, ("l2", "2M"): 1536})
+        # 8 ways for 4K, 2 for 2M: the code table, not a 12
+        self.assertEqual(g["cpuid"]["levels"]["l2"]["4K"]["ways"], 8)
+        self.assertEqual(g["cpuid"]["levels"]["l2"]["2M"]["ways"], 2)
+        self.assertEqual(g["disagreements"], [])
+        self.assertEqual(geometry(cpuid="cpuid-ryzen-1800x-zen1.txt")["model"],
+                         "zen1")
+
     def test_intel_leaf_0x18(self):
         g = geometry("--model", "skylake", cpuid="cpuid-skylake-handmade.txt")
         c = g["cpuid"]
@@ -147,6 +162,8 @@ SOURCES = {
                                    ("l2", "2M"): 2048, ("l2", "1G"): 1024}),
     "gracemont": ("Gracemont", {("l1", "4K"): 64, ("l1", "2M"): 64,
                                 ("l2", "4K"): 2048, ("l2", "2M"): 2048}),
+    "zen1": ("56305", {("l1", "4K"): 64, ("l1", "2M"): 64, ("l1", "1G"): 64,
+                       ("l2", "4K"): 1536, ("l2", "2M"): 1536}),
     "zen3": ("56665", {("l1", "4K"): 64, ("l1", "2M"): 64, ("l1", "1G"): 64,
                        ("l2", "4K"): 2048, ("l2", "2M"): 2048}),
     "zen4": ("57647", {("l1", "4K"): 72, ("l1", "2M"): 72, ("l1", "1G"): 72,
@@ -178,7 +195,7 @@ class TestPresets(unittest.TestCase):
             self.assertNotIn("policy=lru", spec, name)
 
     def test_zen_l2_holds_page_directory_entries(self):
-        for name in ("zen3", "zen4", "zen5"):
+        for name in ("zen1", "zen3", "zen4", "zen5"):
             g = geometry("--model", name, cpuid="cpuid-unknown-vm.txt")
             self.assertIn("PDE", g["source"], name)
             self.assertTrue(g["geometry"]["l2"][0]["pde"], name)
