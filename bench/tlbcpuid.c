@@ -401,11 +401,14 @@ static size_t levels_json(const char *model, char *b, size_t n)
 			i = tlb_holder(a, l ? m.nl2 : m.nl1, sz_kb[k], &eff);
 			if (i < 0)
 				continue;
+			/* reach: what the entries cover, at the size held */
 			o += snprintf(b + o, o < n ? n - o : 0, "%s\"%s\": "
 				      "{\"entries\": %u, \"ways\": %u, "
-				      "\"held_as\": \"%s\"}", sep, sz_names[k],
-				      a[i].entries, a[i].ways,
-				      tlb_size_name(eff));
+				      "\"held_as\": \"%s\", \"reach_bytes\": "
+				      "%llu}", sep, sz_names[k], a[i].entries,
+				      a[i].ways, tlb_size_name(eff),
+				      (unsigned long long)a[i].entries *
+				      tlb_page_kb[eff] * 1024);
 			sep = ", ";
 		}
 		o += snprintf(b + o, o < n ? n - o : 0, "}");

@@ -78,7 +78,8 @@ const char *tlb_cpuid_spec(void);
 /*
  * The whole picture as one JSON object (benchtool tlbgeometry, and the
  * chase's "@meta tlb_geometry" with geometry: model, why, source, spec,
- * levels (per level and size: entries, ways, held_as), geometry (the
+ * levels (per level and size: entries, ways, held_as, reach_bytes: the
+ * entries times the size they are held as), geometry (the
  * model's arrays), cpu, cpuid (what the leaves say) and disagreements.
  */
 int tlb_report_json(const char *model, const char *why, char *buf, size_t n);

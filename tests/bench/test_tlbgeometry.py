@@ -186,6 +186,16 @@ class TestPresets(unittest.TestCase):
                    and g["levels"][k[0]][k[1]]["held_as"] == k[1]}
             self.assertEqual(got, want, name)
 
+    def test_reach(self):
+        g = geometry("--model", "zen3", cpuid="cpuid-unknown-vm.txt")
+        lv = g["levels"]
+        self.assertEqual(lv["l1"]["4K"]["reach_bytes"], 64 * 4096)
+        self.assertEqual(lv["l2"]["2M"]["reach_bytes"], 2048 << 21)
+        # a 1G page smashed into 2M L2 entries reaches 2 MB per entry
+        self.assertEqual(lv["l2"]["1G"], {"entries": 2048, "ways": 16,
+                                          "held_as": "2M",
+                                          "reach_bytes": 2048 << 21})
+
     def test_source_names_the_policy(self):
         out = benchtool("presets")
         for ln in out.stdout.splitlines():
