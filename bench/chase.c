@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "runner.h"
+#include "tlbcpuid.h"
 #include "tlbmodel.h"
 
 #define UNROLL 16
@@ -47,7 +48,8 @@ static const struct bench_opt chase_opts[] = {
 	  .kind = OPT_COUNT, .dst = &hops, .min = UNROLL },
 	{ .name = "model", .arg = "NAME", .kind = OPT_STR, .dst = &model,
 	  .help = "TLB model preset or spec (skylake; bench/tlbmodel.h); "
-	  "auto: the preset that fits the pinned core" },
+	  "auto: the pinned core's preset, else its CPUID geometry on bare "
+	  "metal, else none (bench/tlbcpuid.h)" },
 	{ .name = "model-cap", .arg = "N", .kind = OPT_COUNT,
 	  .help = "model accesses counted, after as many warm (65536)",
 	  .dst = &model_cap, .min = 1 },
@@ -258,7 +260,8 @@ static void emit(const struct bench_ctx *x, struct point *pt, int model_ok,
 		 hop_names[hop - 1], st.cv, reps,
 		 (unsigned long long)pt->blocks * UNROLL,
 		 fmt_opt(b[4], 32, pt->ok[EV_CYCLES], sc.median),
-		 tlb_spec(model) == model ? "custom" : model);
+		 tlb_spec(model) == model && strcmp(model, TLB_NO_MODEL) ?
+		 "custom" : model);
 	progress("%-14s %-4s %10zu B (%d/%d): %8.2f ns/access  cv %.3f  "
 		 "model walks/1k %.1f", x->b->name, hop_names[hop - 1],
 		 x->o->sizes[x->si], x->si + 1, x->o->nsizes, st.median, st.cv,
@@ -274,10 +277,12 @@ static int finish(const struct bench_ctx *x, void *st, int ok)
 
 	if (ok) {
 		chase_sink = pt->p;
-		model_ok = !model_run(x->m->addr, pt->start, pt->hop,
+		/* no model fits (--model auto): its columns stay empty */
+		model_ok = strcmp(model, TLB_NO_MODEL) &&
+			   !model_run(x->m->addr, pt->start, pt->hop,
 				      x->page_kb, x->o->sizes[x->si], &ml1,
 				      &mwk);
-		if (!model_ok)
+		if (!model_ok && strcmp(model, TLB_NO_MODEL))
 			emit_error("TLB model: out of memory");
 		emit(x, pt, model_ok, ml1, mwk);
 	}
@@ -307,12 +312,14 @@ static int check(char *why, size_t n)
 	return -1;
 }
 
-/* --model auto: the preset of the core the counters run on */
+/* --model auto: the model of the core the counters run on, or none */
 static void start(struct counters *c)
 {
+	char why[600] = "";
+
 	if (!strcmp(model, "auto"))
-		model = counters_model_preset(c);
-	tlb_emit_meta(model);
+		model = counters_model_preset(c, why, sizeof(why));
+	tlb_emit_model_meta(model, why);
 }
 
 static const struct bench chase_bench = {

@@ -33,6 +33,7 @@
 
 #include "mlp.h"
 #include "runner.h"
+#include "tlbcpuid.h"
 #include "tlbmodel.h"
 
 #define MAX_CHAINS 16
@@ -369,7 +370,8 @@ static void emit(const struct bench_ctx *x, struct point *pt, int model_ok,
 		 fmt_opt(b[0], 32, pt->ok[EV_WALK], sw.median),
 		 fmt_opt(b[1], 32, model_ok, mwk),
 		 fmt_opt(b[2], 32, pt->ok[EV_CYCLES], sc.median),
-		 tlb_spec(model) == model ? "custom" : model);
+		 tlb_spec(model) == model && strcmp(model, TLB_NO_MODEL) ?
+		 "custom" : model);
 	progress("%-14s %2d chains %10zu B (%d/%d): %8.2f ns/access, %8.2f "
 		 "ns/step of a chain  cv %.3f", x->b->name, pt->n,
 		 x->o->sizes[x->si], x->si + 1, x->o->nsizes, st.median,
@@ -384,9 +386,10 @@ static int finish(const struct bench_ctx *x, void *st, int ok)
 
 	if (ok) {
 		mlp_sink = pt->p[0];
-		model_ok = !model_walks(x->m->addr, pt->start, pt->n,
+		model_ok = strcmp(model, TLB_NO_MODEL) &&
+			   !model_walks(x->m->addr, pt->start, pt->n,
 					x->page_kb, x->o->sizes[x->si], &mwk);
-		if (!model_ok)
+		if (!model_ok && strcmp(model, TLB_NO_MODEL))
 			emit_error("TLB model: out of memory");
 		emit(x, pt, model_ok, mwk);
 	}
@@ -449,12 +452,14 @@ static int check(char *why, size_t n)
 	return 0;
 }
 
-/* --model auto: the preset of the core the counters run on */
+/* --model auto: the model of the core the counters run on, or none */
 static void start(struct counters *c)
 {
+	char why[600] = "";
+
 	if (!strcmp(model, "auto"))
-		model = counters_model_preset(c);
-	tlb_emit_meta(model);
+		model = counters_model_preset(c, why, sizeof(why));
+	tlb_emit_model_meta(model, why);
 }
 
 /* -- benchtool mlp ---------------------------------------------------------- */

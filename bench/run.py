@@ -917,7 +917,8 @@ def parse_args(argv, c):
     ap.add_argument("--model", default="auto",
                     help="TLB model preset or spec for the chase (default "
                     "auto: the chase picks the preset of the core it is "
-                    "pinned to)")
+                    "pinned to, else its CPUID geometry on bare metal, "
+                    "else no model, saying why)")
     ap.add_argument("--results-dir", default=os.path.join(ROOT, "results"))
     ap.add_argument("--bindir", default=os.path.join(ROOT, "build", "bench"))
     ap.add_argument("--run-qemu", default=os.path.join(ROOT, "run-qemu.sh"))

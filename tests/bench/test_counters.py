@@ -122,10 +122,14 @@ class TestRunnerMeta(unittest.TestCase):
     def test_model_auto_takes_the_cores_preset(self):
         meta, out = chase_meta("--model", "auto")
         preset = meta["pmu"]["preset"]
-        self.assertEqual(meta["method"]["model"], preset or "skylake")
-        self.assertEqual(meta["tlb_geometry"]["name"], preset or "skylake")
-        if preset is None:
-            self.assertIn("no TLB-model preset fits", out)
+        if preset:
+            self.assertEqual(meta["method"]["model"], preset)
+            self.assertEqual(meta["tlb_geometry"]["name"], preset)
+        else:
+            # never another CPU's preset: its own CPUID geometry, or none
+            self.assertIn(meta["method"]["model"], ("cpuid", "none"))
+            self.assertIn("no preset fits", out)
+        self.assertIn("auto", meta["tlb_geometry"]["why"])
 
 
 if __name__ == "__main__":
