@@ -11,8 +11,8 @@
 # the README assumes), and there runs `make deps` and every suite that needs
 # no kernel build: the host tests (run-qemu.sh's checks among them), the
 # bench, plots and compare unit suites.  The root shares this machine's
-# kernel: /proc, /sys and /dev are bound into it, so the bench suite's
-# pools are the host's (taken under the host-state lock like any run).
+# kernel: /proc, /sys, /dev and /run/lock are bound into it, so the bench
+# suite's pools are the host's, taken under the host-state lock like any run.
 # The last line adds up the suites: "N passed, N failed, N skipped".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +42,7 @@ mirror=$(apt-get indextargets --format '$(SITE) $(RELEASE) $(COMPONENT)' |
 
 unmount() {
 	local m
-	for m in dev sys proc; do
+	for m in run/lock dev sys proc; do
 		mountpoint -q "$root/$m" && umount -R "$root/$m"
 	done
 	return 0
@@ -67,7 +67,10 @@ git clone -q --no-local "$top" "$root/src"
 git -C "$root/src" checkout -q "$commit"
 
 # --make-rslave: unmounting the root's copies must not unmount the host's.
-for m in proc sys dev; do
+# /run/lock holds the host-state lock (bench/hostlock.py): the root's
+# suites change the host's pools and must take turns with the host's runs.
+mkdir -p "$root/run/lock"
+for m in proc sys dev run/lock; do
 	mount --rbind "/$m" "$root/$m"
 	mount --make-rslave "$root/$m"
 done
