@@ -251,7 +251,7 @@ def quick_profile(guest, c, arch="x86_64"):
                    "1", "--min-bytes", "16M" if guest else "256M"],
         "fault": ["--sizes", "16M" if guest else "256M", "--reps", "5",
                   "--warmup", "1"],
-        # the parallel chase at N = 1, 2, 4, 8 (its default --chains)
+        # the parallel chase at N = 1, 2, 4, 8, 16 (its default --chains)
         "mlp": ["--sizes", "1M,64M" if guest else "1M,64M,1G",
                 "--reps", "5", "--warmup", "1",
                 "--hops", "32K" if guest else "1M"],
