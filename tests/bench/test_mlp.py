@@ -69,15 +69,20 @@ class TestLayout(unittest.TestCase):
     def test_tlb_group_visits_a_group_before_the_next(self):
         group = 16 * PAGE
         cs = self.check_partition(1 << 20, 4, 256, group)
+        orders = set()
         for c in cs:
             runs = [g for i, g in enumerate(o // group for o in c)
                     if i == 0 or c[i - 1] // group != g]
             # each group is one run of the chain, every group is visited
             self.assertEqual(len(runs), len(set(runs)))
             self.assertEqual(len(runs), (1 << 20) // group)
+            # in a random order of groups, each chain its own
+            self.assertNotEqual(runs, sorted(runs))
+            orders.add(tuple(runs))
             # within a group, the pages are visited in random order
             pages = [o // PAGE for o in c[:64]]
             self.assertNotEqual(pages, sorted(pages))
+        self.assertEqual(len(orders), len(cs))
 
     def test_same_for_equal_seed_other_for_another(self):
         self.assertEqual(chains(1 << 16, 2, 256, seed=5),
