@@ -579,7 +579,7 @@ static void print_chain(FILE *out, const char *base, void **start,
 }
 
 int mlp_layout(FILE *out, size_t wss, int n, size_t st, size_t group,
-	       uint64_t seed, char *why, size_t wn)
+	       uint64_t seed, uint64_t steps, char *why, size_t wn)
 {
 	char buf[24];
 	void **starts[MAX_CHAINS];
@@ -595,6 +595,9 @@ int mlp_layout(FILE *out, size_t wss, int n, size_t st, size_t group,
 	if (wss / stride < 2 * (size_t)n || (group && group / stride < (size_t)n))
 		return snprintf(why, wn, "%zu bytes hold too few elements for "
 				"%d chains", wss, n), -1;
+	if (steps % UNROLL)
+		return snprintf(why, wn, "steps: %llu is not a multiple of %d",
+				(unsigned long long)steps, UNROLL), -1;
 	base = aligned_alloc(PAGE, (wss + PAGE - 1) / PAGE * PAGE);
 	if (!base || build_chains(base, wss, n, seed, starts)) {
 		free(base);
@@ -602,6 +605,13 @@ int mlp_layout(FILE *out, size_t wss, int n, size_t st, size_t group,
 	}
 	for (c = 0; c < n; c++)
 		print_chain(out, base, starts[c], wss / stride);
+	if (steps) {
+		chains_fn[n](starts, steps);
+		for (c = 0; c < n; c++)
+			fprintf(out, "%s%zu", c ? " " : "",
+				(size_t)((char *)starts[c] - base));
+		fputc('\n', out);
+	}
 	free(base);
 	return 0;
 }

@@ -161,6 +161,20 @@ class TestChainLoop(unittest.TestCase):
                               check=True).stdout
         check_chain_loops(self, text, X86_STEP, X86_STACK, X86_VECTOR)
 
+    def test_the_loop_follows_every_chain(self):
+        # benchtool runs the benchmark's own loop STEPS steps: each chain
+        # ends where walking its printed cycle that far does
+        steps = 4 * 37
+        for n in range(1, 17):
+            p = benchtool("mlp", str(64 << 10), str(n), "256", "0", "1",
+                          str(steps))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            lines = [[int(x) for x in line.split()]
+                     for line in p.stdout.splitlines()]
+            cs, got = lines[:-1], lines[-1]
+            self.assertEqual(len(cs), n)
+            self.assertEqual(got, [c[steps % len(c)] for c in cs], n)
+
 
 ORACLE_PASSES = 3
 ORACLE_TRIES = 3
