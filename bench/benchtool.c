@@ -12,8 +12,10 @@
  *   benchtool presets           prints "name<TAB>spec<TAB>source" lines
  *   benchtool layout PAGES [SEED]   the byte offset of each page-hop
  *                               element (chase --hop page, stream stride)
- *   benchtool mlp WSS CHAINS STRIDE GROUP [SEED]   the parallel chase's
- *                               chains (mlp.c), one line of offsets each
+ *   benchtool mlp WSS CHAINS STRIDE GROUP [SEED [STEPS]]   the parallel
+ *                               chase's chains (mlp.c), one line of
+ *                               offsets each; with STEPS, a last line:
+ *                               where the loop left each after STEPS
  *   benchtool geometry SPEC|PRESET   the model's geometry as JSON
  *   benchtool events [--cpuid ID]   the counter events for a CPU (default
  *                               this one), from perf's pmu-events tables
@@ -178,11 +180,12 @@ static int cmd_mlp(int argc, char **argv)
 {
 	char why[300];
 
-	if (argc < 6 || argc > 7)
+	if (argc < 6 || argc > 8)
 		return -1;
 	if (mlp_layout(stdout, strtoull(argv[2], NULL, 0), atoi(argv[3]),
 		       strtoull(argv[4], NULL, 0), strtoull(argv[5], NULL, 0),
-		       argc == 7 ? strtoull(argv[6], NULL, 0) : 1, why,
+		       argc >= 7 ? strtoull(argv[6], NULL, 0) : 1,
+		       argc == 8 ? strtoull(argv[7], NULL, 0) : 0, why,
 		       sizeof(why))) {
 		fprintf(stderr, "benchtool mlp: %s\n", why);
 		return 1;
@@ -501,7 +504,7 @@ static const struct {
 	{ "tlb", "tlb SPEC < trace", cmd_tlb },
 	{ "presets", "presets", cmd_presets },
 	{ "layout", "layout PAGES [SEED]", cmd_layout },
-	{ "mlp", "mlp WSS CHAINS STRIDE GROUP [SEED]", cmd_mlp },
+	{ "mlp", "mlp WSS CHAINS STRIDE GROUP [SEED [STEPS]]", cmd_mlp },
 	{ "geometry", "geometry SPEC|PRESET", cmd_geometry },
 	{ "events", "events [--cpuid VENDOR-FAMILY-MODEL[-STEPPING]]",
 	  cmd_events },

@@ -252,7 +252,7 @@ def quick_profile(guest, c, arch="x86_64"):
                    "1", "--min-bytes", "16M" if guest else "256M"],
         "fault": ["--sizes", "16M" if guest else "256M", "--reps", "5",
                   "--warmup", "1"],
-        # the parallel chase at N = 1, 2, 4, 8 (its default --chains)
+        # the parallel chase at N = 1, 2, 4, 8, 16 (its default --chains)
         "mlp": ["--sizes", "1M,64M" if guest else "1M,64M,1G",
                 "--reps", "5", "--warmup", "1",
                 "--hops", "32K" if guest else "1M"],
@@ -701,16 +701,54 @@ def loadavg(root="/"):
     return [float(x) for x in text.split()[:3]] if text else None
 
 
+def cpu_flags(root="/"):
+    """The first flags line of /proc/cpuinfo as a set (x86); None where
+    there is none (arm64 says "Features")."""
+    text = read_text(os.path.join(root, "proc", "cpuinfo")) or ""
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return set(line.partition(":")[2].split())
+    return None
+
+
 def hypervisor(root="/"):
     """True when /proc/cpuinfo's flags include "hypervisor" (a VM)."""
-    text = read_text(os.path.join(root, "proc", "cpuinfo")) or ""
-    return any(" hypervisor" in " " + line.partition(":")[2] + " "
-               for line in text.splitlines() if line.startswith("flags"))
+    return "hypervisor" in (cpu_flags(root) or ())
+
+
+def paging_state(root="/"):
+    """What changes the cost of a page walk or of a TLB miss besides the
+    TLB: KPTI (page-table isolation: every kernel entry switches page
+    tables, so user TLB entries do not survive it without PCID), la57
+    (5-level paging, x86: the kernel clears the flag when it runs with 4
+    levels), the mTHP knobs of each size (a 4 KB backing may get 16-2048
+    KB folios) and NUMA balancing (it unmaps pages to sample them, which
+    adds faults and TLB flushes).  None where the host does not say."""
+    meltdown = read_text(os.path.join(root, "sys", "devices", "system",
+                                      "cpu", "vulnerabilities", "meltdown"))
+    flags = cpu_flags(root)
+    mthp = {}
+    for d in sorted(glob.glob(os.path.join(
+            root, "sys", "kernel", "mm", "transparent_hugepage",
+            "hugepages-*kB")), key=lambda d: int(d.rpartition("-")[2][:-2])):
+        knobs = {f: bracketed(read_text(os.path.join(d, f)))
+                 for f in sorted(os.listdir(d))
+                 if os.path.isfile(os.path.join(d, f))}
+        mthp[os.path.basename(d).partition("-")[2]] = knobs
+    balancing = read_text(os.path.join(root, "proc", "sys", "kernel",
+                                       "numa_balancing"))
+    return {
+        "kpti": None if meltdown is None else "PTI" in meltdown,
+        "la57": None if flags is None else "la57" in flags,
+        "thp_mthp": mthp or None,
+        "numa_balancing": int(balancing) if balancing else None,
+    }
 
 
 def machine_state(root="/"):
     """What can move the numbers of this host: cpufreq governors (a count
-    per governor), boost, SMT, THP and whether it is a virtual machine.
+    per governor), boost, SMT, THP, whether it is a virtual machine and
+    paging_state().
     A value is null where the host does not offer it."""
     cpu = os.path.join(root, "sys", "devices", "system", "cpu")
     govs = {}
@@ -733,6 +771,7 @@ def machine_state(root="/"):
         "thp_khugepaged": {k.partition("/")[2]: v for k, v in thp.items()
                            if v is not None} or None,
         "hypervisor": hypervisor(root),
+        **paging_state(root),
     }
 
 
