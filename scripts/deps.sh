@@ -4,6 +4,7 @@
 # Run by `make deps`, which `make bench` and `make test` both run first.
 #
 #   scripts/deps.sh [x86_64|arm64]
+#   scripts/deps.sh --list [x86_64|arm64]   print the packages, install nothing
 #
 # The guest architecture (the Makefile's ARCH, default x86_64) decides what
 # else is needed: arm64 adds a cross compiler, its libc, QEMU for arm64
@@ -11,6 +12,11 @@
 # fetches busybox-static:arm64.
 set -eu
 
+list=
+if [ "${1:-}" = --list ]; then
+	list=1
+	shift
+fi
 arch=${1:-x86_64}
 
 # What each package is for:
@@ -26,6 +32,9 @@ arch=${1:-x86_64}
 #   linux-perf         perf in the guest, for ad-hoc use
 #   gnuplot-nox        the figures
 #   python3            the orchestration and tests
+#   patch              kernel/reconcile.py (the series' delta revisions)
+#   strace             the fault benchmark's tests (which syscalls are timed)
+#   debootstrap        make test-fresh's new Debian root
 #   lava-common        LAVA's job schema, which make test checks every
 #                      generated job against (lava/, for /usr/bin/python3)
 #   lavacli            make lava-fetch asks a LAVA server for a job's log
@@ -33,7 +42,8 @@ arch=${1:-x86_64}
 #   python3-yaml       lava/: LAVA jobs and logs are YAML
 pkgs="linux-source-6.12 gcc gcc-multilib make bc flex bison libelf-dev libssl-dev ccache lz4
 cpio xz-utils rsync busybox-static qemu-system-x86 linux-perf gnuplot-nox python3
-python3-ply python3-git python3-yaml lava-common lavacli lava-dispatcher"
+python3-ply python3-git patch strace debootstrap python3-yaml lava-common lavacli
+lava-dispatcher"
 # lava-dispatcher pulls in about 136 packages (udev, systemd-sysv,
 # libguestfs, kernel headers) and, left alone, apt would also upgrade these,
 # which the suite depends on (perf in the guest, the kernel headers the
@@ -56,6 +66,11 @@ arm64) pkgs="$pkgs clang lld llvm libc6-dev-arm64-cross libgcc-12-dev-arm64-cros
 	echo "deps: unknown architecture '$arch': ARCH is x86_64 (the default) or arm64" >&2
 	exit 2 ;;
 esac
+if [ -n "$list" ]; then
+	# shellcheck disable=SC2086 # a list of words
+	printf '%s\n' $pkgs
+	exit 0
+fi
 
 missing=
 for p in $pkgs; do
@@ -96,6 +111,6 @@ for p in $keep; do
 done
 # $missing and $pins are lists of words.
 # shellcheck disable=SC2086
-if [ -n "$missing" ] && ! apt-get install -y -q --no-install-recommends $missing $pins >/dev/null; then
+if [ -n "$missing" ] && ! apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 $missing $pins >/dev/null; then
 	apt_failed "install:$missing"
 fi
