@@ -108,8 +108,22 @@ def run_values(meta, rows):
     return v
 
 
+def pmu_cpuid(meta):
+    """{vendor, family, model} from the chase's PMU cpuid (perf's
+    VENDOR-FAMILY-MODEL-STEPPING, hex, on x86), in /proc/cpuinfo's
+    decimal; {} where there is none."""
+    parts = str(((meta.get("other") or {}).get("pmu") or {}).get("cpuid") or "").split("-")
+    try:
+        return {"vendor": parts[0], "family": str(int(parts[1], 16)),
+                "model": str(int(parts[2], 16))} if len(parts) == 4 else {}
+    except ValueError:
+        return {}
+
+
 def cpu_id(meta):
-    c = (meta.get("other") or {}).get("cpu_id") or {}
+    """The CPU: the guest's /proc/cpuinfo (@meta cpu_id, LAVA jobs), else
+    the PMU cpuid the chase recorded."""
+    c = (meta.get("other") or {}).get("cpu_id") or pmu_cpuid(meta)
     name = c.get("name") or meta.get("measured_cpu") or meta.get("host_cpu")
     return {"vendor": c.get("vendor") or "not recorded",
             "family": c.get("family") or "not recorded",

@@ -108,6 +108,19 @@ class Fleet(unittest.TestCase):
             md = f.read()
         self.assertIn("| 4K/2M latency ratio | 5x | 2.5x |", md)
 
+    def test_cpu_from_the_pmu_cpuid(self):
+        # a run without @meta cpu_id: perf's cpuid the chase recorded, hex
+        d = os.path.join(self.tmp.name, "er")
+        write_run(d, 100.0, 20.0, self.INTEL)
+        with open(os.path.join(d, "meta.json")) as f:
+            meta = json.load(f)
+        meta["other"] = {"pmu": {"cpuid": "GenuineIntel-6-CF-2"}}
+        with open(os.path.join(d, "meta.json"), "w") as f:
+            json.dump(meta, f)
+        _, md = self.report(d)
+        self.assertIn("| CPU family | 6 |", md)
+        self.assertIn("| CPU model | 207 |", md)
+
     def test_not_a_run(self):
         r = subprocess.run([sys.executable, "lava/fleet.py", self.tmp.name], cwd=ROOT,
                            capture_output=True, text=True, timeout=60)
