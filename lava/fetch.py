@@ -80,7 +80,7 @@ def lavacli(identity, *args):
     if p.returncode:
         raise FetchError("%s: %s (configure an identity with 'lavacli "
                          "identities add', or give SERVER=URL)"
-                         % (" ".join(cmd), p.stderr.strip()))
+                         % (" ".join(cmd), (p.stderr or p.stdout).strip()))
     return p.stdout
 
 
