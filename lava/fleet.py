@@ -110,11 +110,11 @@ def run_values(meta, rows):
 
 def pmu_cpuid(meta):
     """{vendor, family, model} from the chase's PMU cpuid (perf's
-    VENDOR-FAMILY-MODEL-STEPPING, hex, on x86), in /proc/cpuinfo's
-    decimal; {} where there is none."""
+    VENDOR-FAMILY-MODEL-STEPPING on x86: family decimal, model and
+    stepping hex), in /proc/cpuinfo's decimal; {} where there is none."""
     parts = str(((meta.get("other") or {}).get("pmu") or {}).get("cpuid") or "").split("-")
     try:
-        return {"vendor": parts[0], "family": str(int(parts[1], 16)),
+        return {"vendor": parts[0], "family": str(int(parts[1])),
                 "model": str(int(parts[2], 16))} if len(parts) == 4 else {}
     except ValueError:
         return {}

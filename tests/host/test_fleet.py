@@ -114,12 +114,14 @@ class Fleet(unittest.TestCase):
         write_run(d, 100.0, 20.0, self.INTEL)
         with open(os.path.join(d, "meta.json")) as f:
             meta = json.load(f)
-        meta["other"] = {"pmu": {"cpuid": "GenuineIntel-6-CF-2"}}
+        # family decimal, model hex: an AMD Zen 3 is family 25 model 0x21
+        meta["other"] = {"pmu": {"cpuid": "AuthenticAMD-25-21-0"}}
         with open(os.path.join(d, "meta.json"), "w") as f:
             json.dump(meta, f)
         _, md = self.report(d)
-        self.assertIn("| CPU family | 6 |", md)
-        self.assertIn("| CPU model | 207 |", md)
+        self.assertIn("| CPU vendor | AuthenticAMD |", md)
+        self.assertIn("| CPU family | 25 |", md)
+        self.assertIn("| CPU model | 33 |", md)
 
     def test_not_a_run(self):
         r = subprocess.run([sys.executable, "lava/fleet.py", self.tmp.name], cwd=ROOT,
