@@ -181,7 +181,7 @@ class EmulatedCounters(unittest.TestCase):
 @unittest.skipUnless(shutil.which("clang") and shutil.which("ld.lld") and
                      shutil.which("llvm-objdump") and
                      os.path.exists("/usr/aarch64-linux-gnu/lib/libc.a"),
-                     "no arm64 cross toolchain (clang, ld.lld, the arm64 libc): "
+                     "no arm64 cross toolchain (clang, ld.lld, llvm-objdump, the arm64 libc): "
                      "make deps ARCH=arm64")
 class CrossBuild(unittest.TestCase):
     def test_the_arm64_benchmarks_are_static_arm64_programs(self):
