@@ -511,13 +511,11 @@ def tlbreach_parts(run, meta, timing, notes):
         return [], []
     sec = tlbreach_section(tr, meta)
     src = meta.get("timing_source")
-    if not contract.timing_is_hardware(src):
-        tnote = f"{contract.timing_label(src)}: no knees claimed"
-    elif (meta.get("machine") or {}).get("hypervisor"):
-        tnote = "; ".join(filter(None, [timing, contract.HYPERVISOR_NOTE]))
-    else:
-        tnote = timing
-    knees = "; ".join(f"{r[0]} {r[2]}: L1 {r[3]} {r[4]}, L2 {r[5]} {r[6]}"
+    # on a VM host the caption says the walks are two-dimensional
+    tnote = timing if contract.timing_is_hardware(src) else \
+        f"{contract.timing_label(src)}: no knees claimed"
+    knees = "; ".join(f"{r[0]} {r[2]}: L1 {r[3]} {r[4]}".rstrip()
+                      + (f", L2 {r[5]} {r[6]}".rstrip() if r[5] else "")
                       for r in sec[3] if r[0] != "model")
     extra = textwrap.wrap("knees: " + knees, 170, break_on_hyphens=False)[:3]
     extra.append(model_reach(meta)[1])
