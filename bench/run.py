@@ -134,6 +134,7 @@ def profile(name, mode, mem_available=None, c=None, llc=None,
     else:
         raise ValueError("unknown profile %r" % name)
     p["streamk"] = streamk_profile(name, guest, llc, p, mem_available)
+    p.setdefault("backings", {})["tlbreach"] = TLBREACH_BACKINGS
     add_faultscale(p, name, guest, c, arch)
     return size_pools(p, arch=arch)
 
@@ -296,7 +297,6 @@ def quick_profile(guest, c, arch="x86_64"):
         small = [b for b in arch_backings(c, arch)
                  if c.needs_pool(b) != KB_1G]
         p["backings"] = {"*": ",".join(small), "chase": None}
-    p.setdefault("backings", {})["tlbreach"] = TLBREACH_BACKINGS
     return p
 
 

@@ -13,7 +13,8 @@ The algorithm (results/README.md, tlbreach.csv, says the same):
    REL_RISE x |base|, K_SIGMA x sigma), where base is the median of the
    WINDOW points before the candidate.
 4. Scanning N upwards, a knee is at the first point k such that the
-   WINDOW points before it are flat (max - min <= thr) and the CONFIRM
+   WINDOW points before it are flat (all but one of them within thr / 2
+   of their median: a loaded host may lift any one point) and the CONFIRM
    points from k on all lie above base + 2 x thr.  The factor 2 between
    the flatness allowed and the rise asked for is what rejects a ramp: on
    a curve that climbs steadily the window's spread and the next point's
@@ -85,8 +86,8 @@ def find_knees(points, max_knees=2):
         win = ys[k - WINDOW:k]
         base = statistics.median(win)
         thr = max(MIN_RISE_NS, REL_RISE * abs(base), K_SIGMA * sigma)
-        after = onset(ys, k, base, thr) \
-            if max(win) - min(win) <= thr else None
+        flat = sum(abs(y - base) <= thr / 2 for y in win) >= WINDOW - 1
+        after = onset(ys, k, base, thr) if flat else None
         if after is not None:
             out.append(Knee(xs[k - 1], xs[k], base, after, after - base))
             k += CONFIRM + WINDOW

@@ -71,6 +71,12 @@ class TestKnees(unittest.TestCase):
         pts = [(x, 0.7 if x == 108 else y) for x, y in pts]
         self.check(pts, [(91, 108)])
 
+    def test_one_lifted_plateau_point_keeps_the_knee(self):
+        # a loaded host lifts one point just before the L2 knee
+        pts = [(x, y + (3.0 if x == 1722 else 0)) for x, y in
+               steps([(96, 1.6), (2048, 15.0)])]
+        self.check(pts, [(91, 108), (2048, 2435)])
+
     def test_one_level(self):
         self.check(steps([(64, 2.0)], 0.05), [(64, 76)])
 
