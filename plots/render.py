@@ -464,19 +464,35 @@ def reach_cells(r, claim):
     return cells
 
 
+def entry_covers(big, small, claim):
+    """What one L1 TLB entry covers on a huge-page backing: the bytes the
+    4 KB-stride curve reached over the entries the page-stride curve
+    found; 4 KB where the hypervisor (or the TLB) holds the page as 4 KB
+    entries."""
+    if not claim or not big["knees"] or small is None:
+        return ""
+    n = big["knees"][0].entries
+    if not small["knees"]:
+        return f">= {fmt_bytes(small['max_n'] * 4096 / n)}"
+    covers = small["knees"][0].entries * 4096 / n
+    return fmt_bytes(covers) + (" (held as 4 KB entries)" if covers < 8192 else "")
+
+
 def tlbreach_section(tr, meta):
     """Knees per backing and stride, and the model's entries beside them."""
     src = meta.get("timing_source")
     claim = contract.timing_is_hardware(src)
     rows = []
     for b in tr.backings():
+        pk = page_kb(tr.rows, b, meta) or 0
         strides = sorted({fnum(r["stride_bytes"]) for r in tr.rows if r["backing"] == b},
                          reverse=True)
-        pk = page_kb(tr.rows, b, meta)
-        for st in strides:
-            r = tlbknees.reach(tr.rows, b, st)
-            rows.append([b, fmt_bytes((pk or 0) * 1024), fmt_bytes(st)]
-                        + reach_cells(r, claim) + [contract.timing_label(src)])
+        curves = {st: tlbknees.reach(tr.rows, b, st) for st in strides}
+        for st, r in curves.items():
+            covers = entry_covers(r, curves.get(4096), claim) \
+                if st == pk * 1024 and pk > 4 else ""
+            rows.append([b, fmt_bytes(pk * 1024), fmt_bytes(st)] + reach_cells(r, claim)
+                        + [covers, contract.timing_label(src)])
     model, mtext = model_reach(meta)
     for kb, size in sorted(TLB_SIZES.items()):
         if model and any(size in model.get(lv, {}) for lv in ("l1", "l2")):
@@ -484,7 +500,7 @@ def tlbreach_section(tr, meta):
             for lv in ("l1", "l2"):
                 n, held = model.get(lv, {}).get(size, (0, 0))
                 cells += [f"{n} ({fmt_bytes(n * held * 1024)})" if n else "not cached", ""]
-            rows.append(["model", fmt_bytes(kb * 1024), "", *cells, mtext])
+            rows.append(["model", fmt_bytes(kb * 1024), "", *cells, "", mtext])
     title = "TLB reach from timing: knees of the page chain over the line chain"
     if not claim:
         title += f" ({contract.timing_label(src)}: says nothing of a TLB, no knees claimed)"
@@ -493,10 +509,11 @@ def tlbreach_section(tr, meta):
     note = ("tlbreach.csv: knees of excess_min_ns against pages (bench/tlbknees.py): "
             "entries = last..next pages measured, bytes = entries x stride, ns = the rise "
             "at the knee (L1: an L1 TLB miss that hits the L2 TLB; L2: a page walk, "
-            "rising further with N); a 4 KB stride on huge pages shows whether one entry "
-            "covers the page. " + (mtext if not model else "model rows: " + mtext))
+            "rising further with N); one L1 entry covers = bytes the 4 KB-stride curve "
+            "reached at its L1 knee / entries at the page stride. " + (mtext if not model else "model rows: " + mtext))
     return (title, note, ["backing", "page", "stride", "L1 entries (bytes)", "L1 miss",
-                          "L2 entries (bytes)", "L2 miss", "source"], rows)
+                          "L2 entries (bytes)", "L2 miss", "one L1 entry covers", "source"],
+            rows)
 
 
 def tlbreach_parts(run, meta, timing, notes):

@@ -45,9 +45,9 @@ def section(out):
     return text[:text.index("\n\n")].splitlines()
 
 
-def rows():
+def rows(curves=CURVES):
     out = []
-    for b, kb, stride, knees in CURVES:
+    for b, kb, stride, knees in curves:
         for i in range(44):
             n = round(4 * 2 ** (i / 4))
             y = sum(r for e, r in knees if n > e)
@@ -69,13 +69,13 @@ class TlbreachFigure(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def make_run(self, fixture, **meta):
+    def make_run(self, fixture, curves=CURVES, **meta):
         run = os.path.join(self.tmp, fixture)
         shutil.copytree(os.path.join(FIXTURE, fixture), run)
         with open(os.path.join(run, "tlbreach.csv"), "w", newline="") as f:
             w = csv.writer(f, lineterminator="\n")
             w.writerow(COLUMNS)
-            w.writerows(rows())
+            w.writerows(rows(curves))
         if meta:
             edit_meta(run, **meta)
         return run
@@ -99,6 +99,7 @@ class TlbreachFigure(unittest.TestCase):
         huge = [l for l in sec if l.startswith("  maphugetlb ")]
         self.assertIn("64..76 (128 MiB)", huge[0])
         self.assertIn("no knee to 6889", huge[0])
+        self.assertIn(">= 108 MiB", huge[0])    # 6889 x 4 KB / 64 entries
         self.assertIn("no knee to 6889 (> 26.9 MiB)", huge[1])
         model = [l for l in sec if l.startswith("  model ")]
         self.assertIn("72 (288 KiB)", model[0])
@@ -109,6 +110,14 @@ class TlbreachFigure(unittest.TestCase):
         self.assertLessEqual({"devzero (page)", "maphugetlb (page)", "maphugetlb (4 KB)"},
                              series_titles(svg))
         self.assertIn("knees: devzero 4 KiB: L1 91..108", svg_text(svg))
+
+    def test_huge_pages_held_as_4k_entries(self):
+        # a VM on 4 KB host pages: the 4 KB stride on 2 MB pages knees
+        # where 4 KB pages do
+        curves = CURVES[:2] + [("maphugetlb", 2048, 4096, [(64, 1.6)])]
+        sec = section(self.render(self.make_run("kvm", curves)))
+        huge = [l for l in sec if l.startswith("  maphugetlb ")]
+        self.assertIn("4.0 KiB (held as 4 KB entries)", huge[0])
 
     def test_vm_host_says_two_dimensional(self):
         run = self.make_run("kvm", machine={"hypervisor": True})
