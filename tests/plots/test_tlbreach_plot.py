@@ -99,7 +99,7 @@ class TlbreachFigure(unittest.TestCase):
         huge = [l for l in sec if l.startswith("  maphugetlb ")]
         self.assertIn("64..76 (128 MiB)", huge[0])
         self.assertIn("no knee to 6889", huge[0])
-        self.assertIn(">= 108 MiB", huge[0])    # 6889 x 4 KB / 64 entries
+        self.assertIn(">= 430.6 KiB", huge[0])    # 6889 x 4 KB / 64 entries
         self.assertIn("no knee to 6889 (> 26.9 MiB)", huge[1])
         model = [l for l in sec if l.startswith("  model ")]
         self.assertIn("72 (288 KiB)", model[0])
@@ -117,7 +117,7 @@ class TlbreachFigure(unittest.TestCase):
         curves = CURVES[:2] + [("maphugetlb", 2048, 4096, [(64, 1.6)])]
         sec = section(self.render(self.make_run("kvm", curves)))
         huge = [l for l in sec if l.startswith("  maphugetlb ")]
-        self.assertIn("4.0 KiB (held as 4 KB entries)", huge[0])
+        self.assertIn("4 KiB (held as 4 KB entries)", huge[0])
 
     def test_vm_host_says_two_dimensional(self):
         run = self.make_run("kvm", machine={"hypervisor": True})
