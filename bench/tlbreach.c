@@ -21,7 +21,11 @@
  * chain's time per access less the line chain's, is then what the TLB
  * adds, and it rises in steps where N passes each level's entries: the
  * knees (bench/tlbknees.py finds them, results/README.md).  N is
- * wss_bytes / stride, so a sweep of --sizes sweeps the number of pages.
+ * wss_bytes / stride, so a sweep of --sizes sweeps the number of pages
+ * (up to --max-pages).  On a huge-page backing the default measures two
+ * strides: the page (how many entries of that size a level holds) and
+ * 4 KB (whether one entry covers the whole page: where a hypervisor backs
+ * the VM's memory with 4 KB pages, the knee sits where 4 KB pages' does).
  *
  * The two chains alternate within each repetition (page, line; line, page
  * the next), so load on a shared host falls on both; the minimum over the
