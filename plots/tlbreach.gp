@@ -44,12 +44,12 @@ set logscale y 10
 set format y "%g"
 set ylabel sprintf("ns added per access (excess_min_ns; <= %g drawn at %g)", FLOOR, FLOOR)
 set key top left vertical title "backing (stride)"
-set bmargin 9
+set bmargin 11
 
 do for [fmt in OUTFMTS] {
     eval TERM(fmt)
     eval SET_HEAD
-    set label 85 EXTRA at screen 0.01, screen 62.0 / FIG_H font ',10' front
+    set label 85 EXTRA at screen 0.01, screen 92.0 / FIG_H font ',10' front
     set output OUTSTEM . "." . fmt
     set multiplot layout 1, 2
     set xlabel "pages in the chain (log2)"
