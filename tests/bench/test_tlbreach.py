@@ -1,0 +1,179 @@
+# SPDX-License-Identifier: GPL-2.0
+"""tlbreach: TLB reach from timing (bench/tlbreach.c) and its knee
+detection (bench/tlbknees.py).
+
+The knee finder is tested on synthetic curves with known knees (clean,
+noisy, soft, two levels) and on curves with none (flat, noisy, ramps, a
+lone outlier, a step at the last point), where it must say "no knee".
+
+The oracle, natively: with one access per 4 KB on both, the 4 KB-page
+curve (devzero) shows a knee, and on 2 MB pages (maphugetlb) the bytes
+the first TLB level covers are at least 8x as many (a 2 MB entry covers
+512 x 4 KB).  A loaded host may hide the knee: three tries, then a skip
+that says so.  A distorted instrument (a stride of 128 B, so the page
+chain and the line chain share their pages) must make the knee check
+fail.
+"""
+import os
+import random
+import sys
+import unittest
+
+from benchbin import BenchRun
+from common import ROOT, load_run_module
+
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import tlbknees  # noqa: E402
+
+POOL = "/sys/kernel/mm/hugepages/hugepages-%dkB/nr_hugepages"
+# N = 32..8192 4 KB units at four sizes per octave (128 KB..32 MB)
+SIZES = ",".join(str(4096 * round(2 ** (k / 4))) for k in range(20, 53))
+TRIES = 3
+
+
+def ns(k, n=60):
+    """N at four points per octave from 4."""
+    return [round(4 * 2 ** (i / 4)) for i in range(n)][:k] if k else []
+
+
+def steps(levels, noise=0.0, seed=1, n=48):
+    """A staircase over ns(n): levels is [(entries, rise)]."""
+    rnd = random.Random(seed)
+    out = []
+    for x in ns(n, n):
+        y = sum(r for e, r in levels if x > e)
+        out.append((x, y + rnd.gauss(0, noise)))
+    return out
+
+
+class TestKnees(unittest.TestCase):
+    def check(self, pts, want):
+        got = tlbknees.find_knees(pts)
+        self.assertEqual([(k.entries, k.next_n) for k in got], want,
+                         [tuple(round(v, 2) for v in k) for k in got])
+        return got
+
+    def test_clean_two_levels(self):
+        k = self.check(steps([(96, 1.6), (2048, 15.0)]),
+                       [(91, 108), (2048, 2435)])
+        self.assertAlmostEqual(k[0].rise, 1.6, places=6)
+        self.assertAlmostEqual(k[1].rise, 15.0, places=6)
+
+    def test_noisy_steps(self):
+        for seed in range(10):
+            with self.subTest(seed=seed):
+                k = self.check(steps([(96, 1.6), (2048, 15.0)], 0.08, seed),
+                               [(91, 108), (2048, 2435)])
+                self.assertLess(abs(k[0].rise - 1.6), 0.3)
+
+    def test_soft_knee_one_step_part_way_up(self):
+        pts = steps([(96, 1.6)])
+        pts = [(x, 0.7 if x == 108 else y) for x, y in pts]
+        self.check(pts, [(91, 108)])
+
+    def test_one_lifted_plateau_point_keeps_the_knee(self):
+        # a loaded host lifts one point just before the L2 knee
+        pts = [(x, y + (3.0 if x == 1722 else 0)) for x, y in
+               steps([(96, 1.6), (2048, 15.0)])]
+        self.check(pts, [(91, 108), (2048, 2435)])
+
+    def test_one_level(self):
+        self.check(steps([(64, 2.0)], 0.05), [(64, 76)])
+
+    def test_flat_says_no_knee(self):
+        self.check(steps([]), [])
+
+    def test_noise_alone_says_no_knee(self):
+        for seed in range(20):
+            with self.subTest(seed=seed):
+                self.check(steps([], 0.3, seed), [])
+                self.check([(x, y + 5) for x, y in steps([], 1.0, seed)], [])
+
+    def test_ramps_say_no_knee(self):
+        xs = ns(48, 48)
+        self.check([(x, 0.5 * i) for i, x in enumerate(xs)], [])
+        self.check([(x, 0.05 * x ** 0.5) for x in xs], [])
+        self.check([(x, 1.15 ** i) for i, x in enumerate(xs)], [])
+
+    def test_outlier_is_no_knee(self):
+        pts = [(x, 40.0 if i == 20 else 0.0) for i, x in enumerate(ns(48, 48))]
+        self.check(pts, [])
+
+    def test_step_at_the_last_point_is_no_knee(self):
+        pts = [(x, 5.0 if i == 47 else 0.0) for i, x in enumerate(ns(48, 48))]
+        self.check(pts, [])
+
+    def test_duplicates_keep_the_smallest(self):
+        self.assertEqual(tlbknees.curve([(4, 2.0), (4, 1.0), (5, None)]),
+                         [(4, 1.0)])
+
+
+def covered(rows, backing):
+    r = tlbknees.reach(rows, backing, 4096)
+    return r, tlbknees.covered_bytes(r)
+
+
+class TestOracle(unittest.TestCase):
+    """Natively: 4 KB pages show a knee; 2 MB pages cover >= 8x the bytes."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.pools = load_run_module().HugePools(POOL)
+        want = cls.pools.read(2048) - cls.pools.read(2048, "free_hugepages")
+        if cls.pools.raise_to(2048, want + 20) < want + 20:
+            cls.pools.restore()
+            raise unittest.SkipTest("cannot raise the 2 MB pool by 20 pages "
+                                    "(run as root: make test-bench)")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.pools.restore()
+
+    def run_curve(self, backings, stride, most=8192):
+        r = BenchRun("tlbreach", ["--sizes", SIZES, "--reps", "7",
+                                  "--stride", str(stride), "--backings",
+                                  backings, "--hops", "128K",
+                                  "--max-pages", str(most)])
+        self.assertEqual(r.returncode, 0, r.describe())
+        return r.rows
+
+    def test_4k_knee_and_2m_covers_8x(self):
+        for _ in range(TRIES):
+            rows = self.run_curve("devzero,maphugetlb", 4096)
+            small, (b4, exact4) = covered(rows, "devzero")
+            if exact4:
+                break
+        else:
+            self.skipTest("no knee on 4 KB pages in %d tries: host too "
+                          "noisy (rerun: python3 tests/bench/test_tlbreach.py"
+                          " TestOracle on a quieter host)" % TRIES)
+        big, (b2, exact2) = covered(rows, "maphugetlb")
+        if b2 < 8 * b4 and big["knees"] and hypervisor() and \
+                big["knees"][0].entries <= 2 * small["knees"][0].entries:
+            self.skipTest(
+                "this host is a VM whose 2 MB pages are held as 4 KB TLB "
+                "entries (knee at %d 4 KB units on 2 MB pages, %d on 4 KB "
+                "pages): the hypervisor backs its memory with 4 KB pages, "
+                "so the invariant cannot hold here; it runs on bare metal "
+                "or a VM on host huge pages"
+                % (big["knees"][0].entries, small["knees"][0].entries))
+        self.assertGreaterEqual(b2, 8 * b4, (small, big))
+
+    def test_distorted_stride_has_no_knee(self):
+        # 128 B: the page chain takes one line of each 128 B, the line
+        # chain the other, so both walk the same pages: no TLB difference.
+        # Spans of 32..256 pages, where 4 KB strides find the L1 knee.
+        rows = self.run_curve("devzero", 128)
+        self.assertGreater(len(rows), 10)
+        r, (_, exact) = covered([dict(x, stride_bytes="4096") for x in rows],
+                                "devzero")
+        self.assertFalse(exact, r)
+
+
+def hypervisor():
+    with open("/proc/cpuinfo") as f:
+        return " hypervisor" in f.read()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The tlbreach figure and summary section (plots/tlbreach.gp,
+plots/render.py), on copies of the KVM and TCG fixtures with a
+tlbreach.csv written here: a staircase with knees at 96 and 2048 pages on
+4 KB pages, and at 64 pages of 2 MB (no second knee in the sweep).  The
+contract is tests/fixture/contract.json plus tlbreach's entry, pinned
+below like the fixture's.  Run by tests/plots/test_plots.py (make
+test-plots)."""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from test_plots import (CONTRACT, FIXTURE, PLOTS, RENDER, edit_meta,  # noqa
+                        series_titles, svg_text)
+
+COLUMNS = ["backing", "page_kb", "wss_bytes", "pages", "stride_bytes", "excess_ns",
+           "excess_min_ns", "page_ns", "page_ns_min", "page_ns_max", "line_ns",
+           "line_ns_min", "line_ns_max", "page_cv", "line_cv", "reps", "hops",
+           "line_pages"]
+BENCH = {"name": "tlbreach", "binary": "tlbreach", "columns": COLUMNS,
+         "key": ["backing", "stride_bytes", "pages"], "metric": "excess_ns",
+         "lower_is_better": True, "options": []}
+# (backing, page kB, stride, [(entries, rise ns)])
+CURVES = [("devzero", 4, 4096, [(96, 1.6), (2048, 20.0)]),
+          ("maphugetlb", 2048, 2 << 20, [(64, 1.6)]),
+          ("maphugetlb", 2048, 4096, [])]
+ZEN4 = {"name": "zen4", "source": "AMD 57647",
+        "l1": [{"page_sizes": ["4K", "2M", "1G"], "entries": 72}],
+        "l2": [{"page_sizes": ["4K", "2M"], "entries": 3072}],
+        "held_as": {"l1": {"4K": "4K", "2M": "2M", "1G": "1G"},
+                    "l2": {"4K": "4K", "2M": "2M", "1G": "2M"}}}
+VM_NOTE = "two-dimensional"
+
+
+def section(out):
+    """The lines of the summary's tlbreach section (title first)."""
+    text = out[out.index("TLB reach from timing"):]
+    return text[:text.index("\n\n")].splitlines()
+
+
+def rows(curves=CURVES):
+    out = []
+    for b, kb, stride, knees in curves:
+        for i in range(44):
+            n = round(4 * 2 ** (i / 4))
+            y = sum(r for e, r in knees if n > e)
+            out.append([b, kb, n * stride, n, stride, y, y, y + 1, y + 1, y + 1.1,
+                        1, 1, 1.1, 0.01, 0.01, 9, 262144, 1])
+    return out
+
+
+class TlbreachFigure(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="plots-tlbreach-")
+        with open(CONTRACT) as f:
+            data = json.load(f)
+        data["benches"].append(BENCH)
+        self.contract = os.path.join(self.tmp, "contract.json")
+        with open(self.contract, "w") as f:
+            json.dump(data, f)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def make_run(self, fixture, curves=CURVES, **meta):
+        run = os.path.join(self.tmp, fixture)
+        shutil.copytree(os.path.join(FIXTURE, fixture), run)
+        with open(os.path.join(run, "tlbreach.csv"), "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(COLUMNS)
+            w.writerows(rows(curves))
+        if meta:
+            edit_meta(run, **meta)
+        return run
+
+    def render(self, run):
+        p = subprocess.run([sys.executable, RENDER, run, "--no-link"],
+                           capture_output=True, text=True,
+                           env=dict(os.environ, BENCH_CONTRACT=self.contract))
+        self.assertEqual((p.returncode, p.stderr), (0, ""), p.stdout[-2000:])
+        return p.stdout
+
+    def test_knees_and_model_in_the_summary(self):
+        run = self.make_run("kvm", other={"pmu": {"preset": "zen4"},
+                                          "tlb_geometry": ZEN4})
+        sec = section(self.render(run))
+        line = next(l for l in sec if l.startswith("  devzero "))
+        self.assertIn("91..108 (364 KiB)", line)
+        self.assertIn("+1.60 ns", line)
+        self.assertIn("2048..2435 (8 MiB)", line)
+        self.assertIn("+20.0 ns", line)
+        huge = [l for l in sec if l.startswith("  maphugetlb ")]
+        self.assertIn("64..76 (128 MiB)", huge[0])
+        self.assertIn("no knee to 6889", huge[0])
+        self.assertIn(">= 430.6 KiB", huge[0])    # 6889 x 4 KB / 64 entries
+        self.assertIn("no knee to 6889 (> 26.9 MiB)", huge[1])
+        model = [l for l in sec if l.startswith("  model ")]
+        self.assertIn("72 (288 KiB)", model[0])
+        self.assertIn("3072 (12 MiB)", model[0])
+        self.assertIn("MODEL zen4", model[0])
+        self.assertNotIn(VM_NOTE, sec[0])
+        svg = os.path.join(run, "tlbreach.svg")
+        self.assertLessEqual({"devzero (page)", "maphugetlb (page)", "maphugetlb (4 KB)"},
+                             series_titles(svg))
+        self.assertIn("knees: devzero 4 KiB: L1 91..108", svg_text(svg))
+
+    def test_huge_pages_held_as_4k_entries(self):
+        # a VM on 4 KB host pages: the 4 KB stride on 2 MB pages knees
+        # where 4 KB pages do
+        curves = CURVES[:2] + [("maphugetlb", 2048, 4096, [(64, 1.6)])]
+        sec = section(self.render(self.make_run("kvm", curves)))
+        huge = [l for l in sec if l.startswith("  maphugetlb ")]
+        self.assertIn("4 KiB (held as 4 KB entries)", huge[0])
+
+    def test_vm_host_says_two_dimensional(self):
+        run = self.make_run("kvm", machine={"hypervisor": True})
+        self.assertIn(VM_NOTE, section(self.render(run))[0])
+        self.assertIn(VM_NOTE, svg_text(os.path.join(run, "tlbreach.svg")))
+
+    def test_no_preset_leaves_no_model_rows(self):
+        sec = section(self.render(self.make_run("kvm")))
+        self.assertIn("the TLB model has no geometry for this CPU", sec[0])
+        self.assertFalse([l for l in sec if l.startswith("  model ")])
+
+    def test_tcg_claims_no_knee(self):
+        run = self.make_run("tcg")
+        sec = section(self.render(run))
+        self.assertIn("says nothing of a TLB, no knees claimed", sec[0])
+        self.assertNotIn("91..108", "\n".join(sec))
+        self.assertIn("no knees claimed", svg_text(os.path.join(run, "tlbreach.svg")))
+
+    def test_by_hand_is_silent(self):
+        run = self.make_run("kvm")
+        out = os.path.join(self.tmp, "byhand")
+        p = subprocess.run(["gnuplot", "-c", os.path.join(PLOTS, "tlbreach.gp"),
+                            os.path.join(run, "tlbreach.csv"), out],
+                           capture_output=True, text=True)
+        self.assertEqual((p.returncode, p.stdout + p.stderr), (0, ""))
+        self.assertIn("unlabelled", svg_text(out + ".svg"))
+
+
+if __name__ == "__main__":
+    unittest.main()
