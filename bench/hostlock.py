@@ -31,13 +31,14 @@ def _parent(pid):
         return 0
 
 
-def _held_by_ancestor():
-    owner = os.environ.get(OWNER_ENV, "")
-    if not owner.isdigit():
+def _held_by_ancestor(path):
+    """Whether OWNER_ENV ("PID PATH") names an ancestor holding path."""
+    pid_text, _, owned = os.environ.get(OWNER_ENV, "").partition(" ")
+    if not pid_text.isdigit() or owned != path:
         return False
     pid = os.getppid()
     while pid > 1:
-        if pid == int(owner):
+        if pid == int(pid_text):
             return True
         pid = _parent(pid)
     return False
@@ -45,16 +46,19 @@ def _held_by_ancestor():
 
 class HostLock:
     """acquire()/release() nest: the lock is taken by the first acquire
-    and given back by the matching last release."""
+    and given back by the matching last release.  Only the process's own
+    lock (HOST_LOCK, no path given) is handed down to children through
+    OWNER_ENV; a lock made for another path (a test's) is private."""
 
     def __init__(self, path=None):
+        self.shared = path is None
         self.path = path or os.environ.get("HUGETLB_HOST_LOCK", LOCK_PATH)
         self.depth = 0
         self.fd = None
 
     def acquire(self, who="bench"):
         self.depth += 1
-        if self.depth > 1 or _held_by_ancestor():
+        if self.depth > 1 or (self.shared and _held_by_ancestor(self.path)):
             return
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -67,14 +71,16 @@ class HostLock:
             fcntl.flock(self.fd, fcntl.LOCK_EX)
         os.ftruncate(self.fd, 0)
         os.pwrite(self.fd, ("pid %d (%s)\n" % (os.getpid(), " ".join(sys.argv)[:150])).encode(), 0)
-        os.environ[OWNER_ENV] = str(os.getpid())
+        if self.shared:
+            os.environ[OWNER_ENV] = "%d %s" % (os.getpid(), self.path)
 
     def release(self):
         if self.depth == 0:
             return
         self.depth -= 1
         if self.depth == 0 and self.fd is not None:
-            os.environ.pop(OWNER_ENV, None)
+            if self.shared:
+                os.environ.pop(OWNER_ENV, None)
             os.close(self.fd)     # closing the only descriptor drops the flock
             self.fd = None
 

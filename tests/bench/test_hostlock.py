@@ -96,6 +96,25 @@ class TwoRunsAtOnce(unittest.TestCase):
         self.assertNotIn("waiting", r.stderr)
         self.assertEqual(nr_pages(self.sysfmt), 10)
 
+    def test_a_private_lock_leaves_the_shared_one_to_the_children(self):
+        # A test's own lock (another path), taken and given back while the
+        # process holds its shared one, must not hide the shared one from
+        # the children: they would wait for their own parent for ever.
+        code = ("import subprocess, sys\n"
+                "sys.path.insert(0, %r)\n"
+                "from hostlock import HOST_LOCK, HostLock\n"
+                "HOST_LOCK.acquire('parent')\n"
+                "private = HostLock(%r)\n"
+                "private.acquire('parent')\n"
+                "private.release()\n"
+                "sys.exit(subprocess.run([sys.executable, '-c', %r]).returncode)\n"
+                % (os.path.join(ROOT, "bench"), os.path.join(self.tmp.name, "private"),
+                   RUN % {"bench": os.path.join(ROOT, "bench"), "sysfmt": self.sysfmt}))
+        r = subprocess.run([sys.executable, "-c", code], env=self.env, capture_output=True,
+                           text=True, timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("waiting", r.stderr)
+
     def test_a_dead_holder_frees_the_lock(self):
         holder = subprocess.Popen(
             [sys.executable, "-c", "import sys, time; sys.path.insert(0, %r)\n"
