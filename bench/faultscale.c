@@ -48,7 +48,7 @@
  *
  * --iterations 0 (the default) takes enough iterations for --min-faults
  * faults per task and repetition (1000); fresh is held to what the pool
- * holds, and a row short of --min-faults says so (short_window).  A task
+ * holds, and a row short of 1000 says why (short_window).  A task
  * count the pool (or, for the others, the free memory) cannot hold at all
  * is skipped and said so (@meta skip).
  */
@@ -71,6 +71,7 @@
 #define MAX_COUNTS 32
 #define STRAY_TRIES 3		/* takes of a repetition with stray faults */
 #define MIN_OVERLAP 0.9		/* below: the row is marked low_overlap */
+#define GOOD_FAULTS 1000	/* per task and repetition, or short_window */
 #define THP_BYTES (2UL << 20)
 #define THP_EXTRA 511		/* more faults of a 2 MB range in 4 KB pages */
 
@@ -237,27 +238,32 @@ static int make_obj(const struct task_arg *t, struct objs *o, int k,
 
 static void drop_obj(struct objs *o, int k)
 {
+	if (!o->m[k].b)		/* never made */
+		return;
 	if (o->hold[k].addr) {
 		/* the segment goes with its last attachment, here */
 		backing_detach(&o->hold[k]);
 		o->m[k].shmid = -1;	/* removed: no IPC_RMID of a reused id */
 	}
 	backing_release(&o->m[k]);
+	o->m[k].b = NULL;
 }
 
-static int make_objs(const struct task_arg *t, struct objs *o, char *why,
-		     size_t n)
+/* objects from..to-1, the array made first; 0, or -1 with why */
+static int make_objs(const struct task_arg *t, struct objs *o, int from,
+		     int to, char *why, size_t n)
 {
 	int k;
 
 	o->n = t->kind == KIND_FRESH ? t->iters + 1 : 1;
-	o->m = calloc(2 * o->n, sizeof(*o->m));
+	if (!o->m)
+		o->m = calloc(2 * o->n, sizeof(*o->m));
 	if (!o->m) {
 		snprintf(why, n, "out of memory");
 		return -1;
 	}
 	o->hold = o->m + o->n;
-	for (k = 0; k < o->n; k++)
+	for (k = from; k < to; k++)
 		if (make_obj(t, o, k, why, n))
 			return -1;
 	return 0;
@@ -366,18 +372,28 @@ static void *task(void *p)
 	int err;
 
 	pin_self(r->cpu);
-	err = make_objs(t, &o, why, sizeof(why));
 	/*
 	 * The untimed iteration runs the very code of the timed ones, so what
 	 * its first run faults in (a fork's first clock read maps the vDSO
 	 * data; a fork's child takes a fault on each page of code and stack
 	 * it reaches first, which depends on the layout) is in before the
-	 * timed window, and only the region's faults are left in it.
+	 * timed window, and only the region's faults are left in it.  fresh
+	 * runs it on an object of its own, the last, gone before the others
+	 * are made: a task holds at most `iterations` regions at once.
 	 */
-	if (!err)
-		err = timed_cycles(t, &o, 1, r, why, sizeof(why));
-	if (o.made == o.n && t->kind == KIND_FRESH)
-		drop_obj(&o, --o.made);		/* the warm-up's object */
+	if (t->kind == KIND_FRESH) {
+		err = make_objs(t, &o, t->iters, t->iters + 1, why,
+				sizeof(why)) ||
+		      timed_cycles(t, &o, 1, r, why, sizeof(why));
+		if (!err) {
+			drop_obj(&o, t->iters);
+			o.made = 0;
+			err = make_objs(t, &o, 0, t->iters, why, sizeof(why));
+		}
+	} else {
+		err = make_objs(t, &o, 0, 1, why, sizeof(why)) ||
+		      timed_cycles(t, &o, 1, r, why, sizeof(why));
+	}
 	if (barrier(t, r) == 0 && !err)
 		err = timed_cycles(t, &o, 0, r, why, sizeof(why));
 	drop_objs(&o);
@@ -550,7 +566,7 @@ struct pt {
 	int md, kind, n, iters;
 	size_t len;
 	long pages;		/* of the backing's page size, per region */
-	char short_why[200];	/* why a task faults fewer than min_faults */
+	char short_why[200];	/* why a task faults fewer than GOOD_FAULTS */
 };
 
 /* one repetition of point p; 0, 1 (stray faults), or -1 (error emitted) */
@@ -640,12 +656,12 @@ static long avail_kb(const struct backing *b)
 }
 
 /*
- * regions a task of p holds at once: fresh its iterations' objects and
- * the warm-up's, cow its file and its private copies, else one
+ * regions a task of p holds at once: fresh its iterations' objects, cow
+ * its file and its private copies, else one
  */
 static int regions(const struct pt *p)
 {
-	return p->kind == KIND_FRESH ? p->iters + 1 :
+	return p->kind == KIND_FRESH ? p->iters :
 	       p->kind == KIND_COW ? 2 : 1;
 }
 
@@ -675,7 +691,7 @@ static int fits(const struct pt *p, char *why, size_t wn)
 /*
  * p's iterations: --iterations, else enough for min_faults per task;
  * fresh as many as the pool holds at once.  Says in short_why why a task
- * faults fewer than min_faults.  0, or -1 with why (skip the point).
+ * faults fewer than GOOD_FAULTS.  0, or -1 with why (skip the point).
  */
 static int plan(struct pt *p, char *why, size_t wn)
 {
@@ -685,20 +701,20 @@ static int plan(struct pt *p, char *why, size_t wn)
 	p->iters = want;
 	p->short_why[0] = 0;
 	if (p->kind == KIND_FRESH && !iter_opt) {
-		/* one region more per task: the warm-up's object */
 		fit = avail_kb(p->x->b) /
-		      ((long)p->n * (long)(p->len / 1024)) - 1;
+		      ((long)p->n * (long)(p->len / 1024));
 		if (fit < want) {
 			p->iters = fit < 1 ? 1 : fit;
 			snprintf(p->short_why, sizeof(p->short_why),
 				 "fresh holds an object per iteration; the "
 				 "pool holds %ld regions per task",
-				 fit < 0 ? 0 : fit + 1);
+				 fit < 0 ? 0 : fit);
 		}
 	}
-	if (p->iters * p->pages < min_faults && !p->short_why[0])
-		snprintf(p->short_why, sizeof(p->short_why),
-			 "--iterations %d", iter_opt);
+	if (p->iters * p->pages < GOOD_FAULTS && !p->short_why[0])
+		snprintf(p->short_why, sizeof(p->short_why), iter_opt ?
+			 "--iterations %d" : "--min-faults %d",
+			 iter_opt ? iter_opt : min_faults);
 	return fits(p, why, wn);
 }
 
@@ -780,9 +796,9 @@ static int point(struct pt *p)
 		return 0;
 	}
 	if (p->short_why[0])
-		progress("%s %s: %ld faults per task, short of --min-faults %d "
-			 "(%s)", x->b->name, at, p->iters * p->pages,
-			 min_faults, p->short_why);
+		progress("%s %s: %ld faults per task, short of %d (%s)",
+			 x->b->name, at, p->iters * p->pages, GOOD_FAULTS,
+			 p->short_why);
 	rp = calloc(x->o->reps, sizeof(*rp));
 	if (!rp) {
 		emit_error("out of memory");

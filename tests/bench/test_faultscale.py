@@ -319,7 +319,7 @@ class Windows(unittest.TestCase):
         (r,) = res.rows
         self.assertEqual((r["faults_per_task"], r["short_window"]),
                          ("256", "1"), r)
-        self.assertIn("256 faults per task, short of --min-faults 1000",
+        self.assertIn("256 faults per task, short of 1000 (--iterations 1)",
                       res.stdout)
 
     def test_fresh_objects_are_held_to_the_pool(self):
@@ -457,8 +457,9 @@ class BadOptions(unittest.TestCase):
 
 
 class Profiles(unittest.TestCase):
-    """bench/run.py: the most tasks' regions fit max_bytes (the pool), the
-    guest gets GUEST_CPUS vCPUs, quick natively faults 1 GB in all."""
+    """bench/run.py: the most tasks' regions fit max_bytes (the pool) twice
+    (cow holds a file and its copies), the guest gets GUEST_CPUS vCPUs,
+    quick natively gives each task half of 1 GB over the CPUs."""
 
     def setUp(self):
         self.run = load_run_module()
@@ -475,15 +476,17 @@ class Profiles(unittest.TestCase):
                 region, counts, a = self.args(p)
                 cpus = self.run.GUEST_CPUS if mode == "guest" else N
                 self.assertEqual(counts[:cpus], list(range(1, cpus + 1)))
-                self.assertLessEqual(region * max(counts), p["max_bytes"])
+                self.assertLessEqual(2 * region * max(counts),
+                                     p["max_bytes"])
                 self.assertLessEqual(
-                    region * max(counts) // (2 * MB), p["hugepages"])
+                    2 * region * max(counts) // (2 * MB), p["hugepages"])
                 self.assertEqual("--oversubscribe" in a, max(counts) > cpus)
 
-    def test_quick_native_is_1g_over_the_cpus(self):
-        region, counts, _ = self.args(self.run.profile("quick", "native"))
+    def test_quick_native_is_half_a_gb_over_the_cpus(self):
+        region, counts, a = self.args(self.run.profile("quick", "native"))
         self.assertEqual(counts, list(range(1, N + 1)))
-        self.assertEqual(region, (1 << 30) // N // (2 * MB) * (2 * MB))
+        self.assertEqual(region, (1 << 30) // (2 * N) // (2 * MB) * (2 * MB))
+        self.assertEqual(a[a.index("--min-faults") + 1], "1000")
 
     def test_guest_boots_with_the_vcpus(self):
         run = self.run
