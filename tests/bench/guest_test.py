@@ -132,19 +132,22 @@ def check_backings(t, meta, rows, c, arch):
                if k not in ("backing", "size_bytes", "region_bytes", "kind")]
         points, counts = {}, {}
         for r in rs:
+            # faultscale: rows per kind, each kind has every point
+            b = (r["backing"], r.get("kind"))
             points.setdefault(r["backing"], set()).add(
                 tuple(r[k] for k in key))
-            counts[r["backing"]] = counts.get(r["backing"], 0) + 1
+            counts[b] = counts.get(b, 0) + 1
         every = set().union(*points.values()) if points else set()
         most = max(counts.values(), default=0)
         for name in tiny_backings(bench, c, arch):
             bad = [r["page_kb"] for r in rs if r["backing"] == name
                    and int(r["page_kb"]) != promised_kb(name)]
+            got = sorted(n for (b, _), n in counts.items() if b == name)
             t.record("%s: every %s point (%d rows), each with page_kb %d" % (
                 name, bench, most, promised_kb(name)),
                 every and points.get(name) == every
-                and counts.get(name) == most and not bad,
-                "%d rows, wrong page_kb %s" % (counts.get(name, 0), bad[:3]))
+                and got and set(got) == {most} and not bad,
+                "%s rows, wrong page_kb %s" % (got, bad[:3]))
         if "wss_bytes" in key:
             got = {int(r["wss_bytes"]) for r in rs}
             t.record("%s: the tiny profile's working sets" % bench,
