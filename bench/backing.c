@@ -320,7 +320,9 @@ static int hugetlbfs_prepare(struct mapping *m, char *why, size_t n)
 
 static int shared_attach(struct mapping *m, int pop, char *why, size_t n)
 {
-	return mapped(m, mmap(NULL, m->len, RW, MAP_SHARED | pop, m->fd, 0),
+	int share = m->flags & MAP_F_PRIVATE ? MAP_PRIVATE : MAP_SHARED;
+
+	return mapped(m, mmap(NULL, m->len, RW, share | pop, m->fd, 0),
 		      why, n);
 }
 
@@ -339,7 +341,9 @@ static int shm_attach(struct mapping *m, int pop, char *why, size_t n)
 	if (p == (void *)-1)
 		return fail(why, n, m, "shmat");
 	m->addr = p;
-	/* freed at shmdt */
+	if (m->flags & MAP_F_KEEP)	/* marked at an earlier attach */
+		return 0;
+	/* freed at the last shmdt */
 	shmctl(m->shmid, IPC_RMID, NULL);
 	m->shmid = -1;
 	return 0;
@@ -418,10 +422,11 @@ static const struct backing_ops thp_ops = {
 static const struct backing_ops hugetlbfs_ops = {
 	.available = hugetlbfs_available, .prepare = hugetlbfs_prepare,
 	.attach = shared_attach, .populate_via = "MAP_POPULATE",
+	.object = OBJ_FILE,
 };
 static const struct backing_ops shm_ops = {
 	.prepare = shm_prepare, .attach = shm_attach, .detach = shm_detach,
-	.populate_via = "MADV_POPULATE_WRITE",
+	.populate_via = "MADV_POPULATE_WRITE", .object = OBJ_SEGMENT,
 };
 static const struct backing_ops devhugetlb_ops = {
 	.available = devhugetlb_available, .prepare = devhugetlb_prepare,
@@ -432,7 +437,7 @@ static const struct backing_ops maphugetlb_ops = {
 };
 static const struct backing_ops memfd_ops = {
 	.prepare = memfd_prepare, .attach = shared_attach,
-	.populate_via = "MAP_POPULATE",
+	.populate_via = "MAP_POPULATE", .object = OBJ_FILE,
 };
 
 /*
@@ -556,6 +561,7 @@ int backing_attach(struct mapping *m, int flags, char *why, size_t n)
 	int madv = !strcmp(ops->populate_via, "MADV_POPULATE_WRITE");
 	int pop = (flags & MAP_F_POPULATE) && !madv ? MAP_POPULATE : 0;
 
+	m->flags = flags;
 	if (ops->attach(m, pop, why, n) ||
 	    ((flags & MAP_F_POPULATE) && madv &&
 	     madvise(m->addr, m->len, MADV_POPULATE_WRITE) &&

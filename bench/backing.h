@@ -38,7 +38,16 @@ struct backing_ops {
 	 * (MADV_*HUGEPAGE) or there is no mmap (shmat)
 	 */
 	const char *populate_via;
+	/*
+	 * what holds the pages besides the mapping: OBJ_NONE (they go at
+	 * munmap), OBJ_FILE (a file: they stay after munmap until release,
+	 * and a MAP_PRIVATE mapping of it copies them on write) or
+	 * OBJ_SEGMENT (a SysV segment: no descriptor, no private mapping)
+	 */
+	int object;
 };
+
+enum { OBJ_NONE, OBJ_FILE, OBJ_SEGMENT };
 
 struct backing {
 	const char *name;
@@ -55,9 +64,17 @@ struct mapping {
 	size_t len;		/* rounded up to page_kb */
 	int fd;
 	int shmid;
+	int flags;		/* the MAP_F_* of the last attach */
 };
 
 #define MAP_F_POPULATE 1	/* prefault: the backing's populate_via */
+/*
+ * OBJ_SEGMENT: attach again to a segment that an attachment still held
+ * has marked for removal already (no IPC_RMID here, the id is kept): it
+ * goes with its last attachment and never outlives the process
+ */
+#define MAP_F_KEEP 2
+#define MAP_F_PRIVATE 4		/* OBJ_FILE: map MAP_PRIVATE (copy on write) */
 
 extern const struct backing backings[];
 extern const int nbackings;

@@ -4,41 +4,56 @@
  * processes or as threads, each in a loop of map its own region, write one
  * byte to every 4 KB base page, unmap; faults per second against N.
  *
- * One loop iteration is the whole life of a mapping (backing.h's four
- * steps): prepare, attach, touch, detach, release.  Every backing thus
- * makes a new object per iteration (a fresh file in hugetlbfs, memfd,
- * shm segment, /dev/zero or /dev/hugetlb descriptor), so every iteration
- * faults freshly cleared pages and gives them back at its end.  Keeping one
- * hugetlbfs file or memfd per task instead would leave its pages in the
- * file after munmap, and from the second iteration on those backings would
- * map pages that are already there while the anonymous ones still clear
- * new pages: not the same work.  The cost of prepare and release (open,
- * mkstemp, shmget, close) is part of each iteration, as mmap and munmap
- * are part of will-it-scale's page_fault loops.
+ * The kinds (column kind), will-it-scale's page_fault tests where one
+ * applies to the backing:
+ *   anon    page_fault1: a private mapping with no file pages behind it
+ *           (devzero, thp, maphugetlb, devhugetlb): each fault takes a new
+ *           cleared page, munmap frees it.
+ *   cow     page_fault2: MAP_PRIVATE of the task's file (hugetlbfs, memfd),
+ *           filled before the window: each fault copies a page.
+ *   shared  page_fault3: the task's object (hugetlbfs, memfd, shm) kept
+ *           across iterations and filled before the window: each fault
+ *           maps a page already in it.
+ *   fresh   a new object per iteration (hugetlbfs, memfd, shm): each fault
+ *           adds a new cleared page to it.  All of a repetition's objects
+ *           are made before the window and destroyed after it, so their
+ *           pages are freed after it too (anon frees its pages at munmap,
+ *           in the window), and a task holds `iterations` regions of the
+ *           pool at once.
+ * In every kind the timed window holds only mmap (shmat), the writes and
+ * munmap (shmdt): no file is created, opened, sized or closed in it, and
+ * no /proc file is read.  A segment is marked for removal at its first
+ * attach and an untouched attachment of it is held until the objects are
+ * destroyed, so none outlives the process.
  *
  * A repetition: the tasks start (task i pinned to the i % n-th CPU this
  * process was allowed to run on at start, before the runner pinned it),
- * each runs one untimed iteration (its stack, heap and, for a process,
- * the copy-on-write faults fork leaves are taken there), says it is ready
- * and waits; when all N are ready they are released together.  Each task
- * reads its clock and its own fault count (getrusage RUSAGE_SELF in a
- * process, RUSAGE_THREAD in a thread) around its timed iterations.  The
- * window is the first task's start to the last task's end: faults per
- * second is all tasks' faults over that window.  Every task must count
- * exactly pages x iterations faults.  Fewer fail the row (the region was
- * not faulted as claimed).  More means a fault outside the region landed in
- * the window (seen once in a few hundred guest repetitions: a page of the
- * task's own the kernel unmapped meanwhile, e.g. by migration): the
- * repetition is taken again, up to STRAY_TRIES times, and said so; only
- * if every try has one does the row fail.
+ * each makes its objects and runs one untimed iteration (its stack, heap
+ * and, for a process, the copy-on-write faults fork leaves are taken
+ * there), then waits at a spinning barrier: the last to arrive releases
+ * all, with no wake-up to wait for (a task that slept there is counted,
+ * barrier_sleeps).  Each task reads its clock and its own fault count
+ * (getrusage RUSAGE_SELF in a process, RUSAGE_THREAD in a thread) around
+ * its timed iterations.  The window is the first task's start to the last
+ * task's end: faults per second is all tasks' faults over that window;
+ * overlap is the share of it in which all ran, and a row whose overlap is
+ * below MIN_OVERLAP is marked (low_overlap) and measured no scaling.
  *
- * Each hugetlb task holds one region at a time, so N tasks need N regions
- * of the pool at once: a task count the pool (or, for the others, the
- * free memory) cannot hold is skipped and said so (@meta skip).
+ * Every task must count exactly pages x iterations faults.  Fewer fail the
+ * row.  More: with thp, a multiple of 511 per iteration is a 2 MB range
+ * that fell back to 4 KB pages (512 faults for one), counted and said
+ * (thp_fallbacks); anything else is a fault outside the region in the
+ * window (a page of the task's own the kernel unmapped meanwhile): the
+ * repetition is taken again, up to STRAY_TRIES times, and said so.
+ *
+ * --iterations 0 (the default) takes enough iterations for --min-faults
+ * faults per task and repetition (1000); fresh is held to what the pool
+ * holds, and a row short of 1000 says why (short_window).  A task
+ * count the pool (or, for the others, the free memory) cannot hold at all
+ * is skipped and said so (@meta skip).
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -46,7 +61,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,15 +70,36 @@
 #define MAX_TASKS 256
 #define MAX_COUNTS 32
 #define STRAY_TRIES 3		/* takes of a repetition with stray faults */
+#define MIN_OVERLAP 0.9		/* below: the row is marked low_overlap */
+#define GOOD_FAULTS 1000	/* per task and repetition, or short_window */
+#define THP_BYTES (2UL << 20)
+#define THP_EXTRA 511		/* more faults of a 2 MB range in 4 KB pages */
+
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define cpu_relax() __asm__ volatile("yield" ::: "memory")
+#else
+#define cpu_relax() __asm__ volatile("" ::: "memory")
+#endif
 
 enum { MODE_PROCESS, MODE_THREAD, MODE_BOTH };
 static const char *const mode_names[] = { "process", "thread", "both", NULL };
+enum { KIND_ANON, KIND_FRESH, KIND_COW, KIND_SHARED, NKINDS };
+static const char *const kind_names[] = { "anon", "fresh", "cow", "shared",
+					  NULL };
 
 static int mode_opt = MODE_BOTH;
 static const char *tasks_arg;
-static int iterations = 4;
+/* --kind; by default every kind, each where it applies (said in full) */
+static const char all_kinds[] = "anon,fresh,cow,shared";
+static const char *kinds_arg = all_kinds;
+static int kind_on[NKINDS];
+static int iter_opt;		/* --iterations; 0: enough for min_faults */
+static int min_faults = 1000;
 static int oversubscribe;
 static int stray_left;		/* --stray: repetitions left to add one to */
+static int fallback_left;	/* --thp-fallback: the same for a fallback */
 
 static int counts[MAX_COUNTS];	/* the task counts, ascending */
 static int ncounts;
@@ -75,16 +110,19 @@ static int ncpus;
 struct task_res {
 	double t0, t1;		/* its timed iterations, CLOCK_MONOTONIC ns */
 	long faults;
+	long fallbacks;		/* thp: 2 MB ranges faulted in 4 KB pages */
+	long sleeps;		/* voluntary context switches at the barrier */
 	int cpu;
 	int failed;
 	char why[256];
 };
 
-/* one repetition's rendezvous and results (MAP_SHARED: forks see it) */
+/* one repetition's barrier and results (MAP_SHARED: forks see it) */
 struct rep_area {
-	int ready;		/* tasks done with their untimed iteration */
-	int go;			/* 0 wait, 1 run, 2 give up */
+	int ready;		/* tasks at the barrier */
+	int abort;		/* a task died or never started: leave it */
 	int stray;		/* task 0 adds a fault outside its region */
+	int fallback;		/* task 0 makes its first 2 MB fall back */
 	struct task_res r[MAX_TASKS];
 };
 
@@ -92,8 +130,16 @@ struct task_arg {
 	const struct backing *b;
 	size_t size;
 	int who;		/* RUSAGE_SELF or RUSAGE_THREAD */
-	int i;
+	int i, n;		/* this task, of n */
+	int kind, iters;
 	struct rep_area *a;
+};
+
+/* a task's objects: one, or for fresh one per iteration and the warm-up */
+struct objs {
+	struct mapping *m;
+	struct mapping *hold;	/* OBJ_SEGMENT: an untouched attachment */
+	int n, made;
 };
 
 /*
@@ -115,12 +161,6 @@ __attribute__((constructor)) static void save_cpus(void)
 			cpus[ncpus++] = c;
 }
 
-static long futex(int *w, int op, int val, const struct timespec *ts)
-{
-	/* not FUTEX_PRIVATE: the word is shared between processes */
-	return syscall(SYS_futex, w, op, val, ts, NULL, 0);
-}
-
 static long faults_of(int who)
 {
 	struct rusage ru;
@@ -129,22 +169,127 @@ static long faults_of(int who)
 	return ru.ru_minflt + ru.ru_majflt;
 }
 
-/* one iteration: the mapping's whole life; 0, or -1 with why */
-static int cycle(const struct backing *b, size_t size, char *why, size_t n)
+static long sleeps_of(int who)
 {
-	struct mapping m;
-	size_t i;
+	struct rusage ru;
 
-	if (backing_prepare(b, size, &m, why, n))
+	getrusage(who, &ru);
+	return ru.ru_nvcsw;
+}
+
+static int is_thp(const struct backing *b)
+{
+	return !b->pool_kb && b->page_kb > 4;
+}
+
+/* 1 if kind applies to b; else 0 with why */
+static int kind_applies(const struct backing *b, int kind, char *why,
+			size_t n)
+{
+	int obj = b->ops->object;
+
+	if (kind == KIND_ANON ? obj == OBJ_NONE :
+	    kind == KIND_COW ? obj == OBJ_FILE : obj != OBJ_NONE)
+		return 1;
+	if (kind == KIND_ANON)
+		snprintf(why, n, "anon is for backings whose pages go at "
+			 "munmap (devzero, thp, maphugetlb, devhugetlb)");
+	else if (kind == KIND_COW)
+		snprintf(why, n, "cow needs a file backing (hugetlbfs, memfd)");
+	else
+		snprintf(why, n, "%s needs an object that outlives the mapping "
+			 "(hugetlbfs, memfd, shm)", kind_names[kind]);
+	return 0;
+}
+
+static int kind_flags(const struct task_arg *t)
+{
+	return (t->kind == KIND_COW ? MAP_F_PRIVATE : 0) |
+	       (t->b->ops->object == OBJ_SEGMENT ? MAP_F_KEEP : 0);
+}
+
+/*
+ * Object k of a task: prepared, a segment held by an untouched
+ * attachment, and for cow and shared its pages filled (through a shared
+ * mapping, populated, then unmapped); 0, or -1 with why.
+ */
+static int make_obj(const struct task_arg *t, struct objs *o, int k,
+		    char *why, size_t n)
+{
+	struct mapping *m = &o->m[k], fill;
+
+	if (backing_prepare(t->b, t->size, m, why, n))
 		return -1;
-	if (backing_attach(&m, 0, why, n)) {
-		backing_release(&m);
+	o->made = k + 1;
+	if (t->b->ops->object == OBJ_SEGMENT) {
+		/* marks it for removal; the copy in m keeps the id */
+		o->hold[k] = *m;
+		if (backing_attach(&o->hold[k], 0, why, n))
+			return -1;
+	}
+	if (t->kind != KIND_COW && t->kind != KIND_SHARED)
+		return 0;
+	fill = *m;
+	if (backing_attach(&fill, MAP_F_POPULATE | MAP_F_KEEP, why, n))
+		return -1;
+	backing_detach(&fill);
+	return 0;
+}
+
+static void drop_obj(struct objs *o, int k)
+{
+	if (!o->m[k].b)		/* never made */
+		return;
+	if (o->hold[k].addr) {
+		/* the segment goes with its last attachment, here */
+		backing_detach(&o->hold[k]);
+		o->m[k].shmid = -1;	/* removed: no IPC_RMID of a reused id */
+	}
+	backing_release(&o->m[k]);
+	o->m[k].b = NULL;
+}
+
+/* objects from..to-1, the array made first; 0, or -1 with why */
+static int make_objs(const struct task_arg *t, struct objs *o, int from,
+		     int to, char *why, size_t n)
+{
+	int k;
+
+	o->n = t->kind == KIND_FRESH ? t->iters + 1 : 1;
+	if (!o->m)
+		o->m = calloc(2 * o->n, sizeof(*o->m));
+	if (!o->m) {
+		snprintf(why, n, "out of memory");
 		return -1;
 	}
-	for (i = 0; i < m.len; i += PAGE)
-		((volatile char *)m.addr)[i] = 1;
-	backing_detach(&m);
-	backing_release(&m);
+	o->hold = o->m + o->n;
+	for (k = from; k < to; k++)
+		if (make_obj(t, o, k, why, n))
+			return -1;
+	return 0;
+}
+
+static void drop_objs(struct objs *o)
+{
+	while (o->made > 0)
+		drop_obj(o, --o->made);
+	free(o->m);
+	o->m = NULL;
+}
+
+/* one iteration: map, write a byte to every base page, unmap */
+static int cycle(const struct task_arg *t, struct mapping *m, int fallback,
+		 char *why, size_t n)
+{
+	size_t i;
+
+	if (backing_attach(m, kind_flags(t), why, n))
+		return -1;
+	if (fallback)	/* --thp-fallback: this range in 4 KB pages */
+		madvise(m->addr, THP_BYTES, MADV_NOHUGEPAGE);
+	for (i = 0; i < m->len; i += PAGE)
+		((volatile char *)m->addr)[i] = 1;
+	backing_detach(m);
 	return 0;
 }
 
@@ -172,29 +317,57 @@ static void pin_self(int cpu)
 
 /*
  * iters iterations between two readings of the clock and of the fault
- * count, into t0, t1 and faults; 0, or -1 with why
+ * count, into t0, t1 and faults: the warm-up one on the last object, the
+ * timed ones on object k (fresh) or 0; 0, or -1 with why
  */
-static int timed_cycles(const struct task_arg *t, int iters, int stray,
+static int timed_cycles(const struct task_arg *t, struct objs *o, int warm,
 			struct task_res *s, char *why, size_t n)
 {
+	int iters = warm ? 1 : t->iters, k, err = 0;
+	int hooks = !warm && t->i == 0;
 	long f0;
-	int k, err = 0;
 
 	f0 = faults_of(t->who);
 	s->t0 = now_ns();
-	if (stray)
+	if (hooks && t->a->stray)
 		stray_fault();
 	for (k = 0; k < iters && !err; k++)
-		err = cycle(t->b, t->size, why, n);
+		err = cycle(t, &o->m[warm ? o->n - 1 :
+				     t->kind == KIND_FRESH ? k : 0],
+			    hooks && k == 0 && t->a->fallback, why, n);
 	s->t1 = now_ns();
 	s->faults = faults_of(t->who) - f0;
 	return err;
+}
+
+/*
+ * The start: each task says it is here and spins until all n are (the
+ * last to come releases all at once, no wake-up in between); it yields
+ * while spinning only when tasks share CPUs.  0, or -1 to give up.
+ */
+static int barrier(const struct task_arg *t, struct task_res *r)
+{
+	struct rep_area *a = t->a;
+	long s0 = sleeps_of(t->who);
+
+	__atomic_add_fetch(&a->ready, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&a->ready, __ATOMIC_ACQUIRE) < t->n) {
+		if (__atomic_load_n(&a->abort, __ATOMIC_ACQUIRE))
+			return -1;
+		if (t->n > ncpus)
+			sched_yield();
+		else
+			cpu_relax();
+	}
+	r->sleeps = sleeps_of(t->who) - s0;
+	return 0;
 }
 
 static void *task(void *p)
 {
 	struct task_arg *t = p;
 	struct task_res *r = &t->a->r[t->i];
+	struct objs o = { 0 };
 	char why[sizeof(r->why)];
 	int err;
 
@@ -204,47 +377,57 @@ static void *task(void *p)
 	 * its first run faults in (a fork's first clock read maps the vDSO
 	 * data; a fork's child takes a fault on each page of code and stack
 	 * it reaches first, which depends on the layout) is in before the
-	 * timed window, and only the region's faults are left in it.
+	 * timed window, and only the region's faults are left in it.  fresh
+	 * runs it on an object of its own, the last, gone before the others
+	 * are made: a task holds at most `iterations` regions at once.
 	 */
-	err = timed_cycles(t, 1, 0, r, why, sizeof(why));
-	__atomic_add_fetch(&t->a->ready, 1, __ATOMIC_SEQ_CST);
-	futex(&t->a->ready, FUTEX_WAKE, 1, NULL);
-	while (__atomic_load_n(&t->a->go, __ATOMIC_SEQ_CST) == 0)
-		futex(&t->a->go, FUTEX_WAIT, 0, NULL);
-	if (t->a->go != 1)
-		return NULL;
-	if (!err)
-		err = timed_cycles(t, iterations, t->a->stray && t->i == 0, r,
-				   why, sizeof(why));
+	if (t->kind == KIND_FRESH) {
+		err = make_objs(t, &o, t->iters, t->iters + 1, why,
+				sizeof(why)) ||
+		      timed_cycles(t, &o, 1, r, why, sizeof(why));
+		if (!err) {
+			drop_obj(&o, t->iters);
+			o.made = 0;
+			err = make_objs(t, &o, 0, t->iters, why, sizeof(why));
+		}
+	} else {
+		err = make_objs(t, &o, 0, 1, why, sizeof(why)) ||
+		      timed_cycles(t, &o, 1, r, why, sizeof(why));
+	}
+	if (barrier(t, r) == 0 && !err)
+		err = timed_cycles(t, &o, 0, r, why, sizeof(why));
+	drop_objs(&o);
 	r->failed = err;
 	if (err)
 		snprintf(r->why, sizeof(r->why), "%s", why);
 	return NULL;
 }
 
-/* waits until all n tasks are ready (or a forked one died); 0 or -1 */
-static int wait_ready(struct rep_area *a, int n, const pid_t *pid)
+/*
+ * waits until all n tasks are at the barrier, or one died before it: 0 or
+ * -1.  A task may end as soon as all are there, so an ended one counts as
+ * dead only while the count is still short (WNOWAIT: reaped later).
+ */
+static int watch_ready(struct rep_area *a, int n, const pid_t *pid)
 {
-	struct timespec second = { 1, 0 };
-	int seen, i, st;
+	struct timespec tick = { 0, 2000000 };
+	siginfo_t si;
+	int i;
 
-	while ((seen = __atomic_load_n(&a->ready, __ATOMIC_SEQ_CST)) < n) {
-		futex(&a->ready, FUTEX_WAIT, seen, &second);
-		for (i = 0; pid && i < n; i++)
-			if (waitpid(pid[i], &st, WNOHANG) == pid[i]) {
-				emit_error("task %d (pid %d) died before it was "
-					   "ready (wait status %#x)", i, pid[i],
-					   st);
-				return -1;
-			}
+	while (__atomic_load_n(&a->ready, __ATOMIC_ACQUIRE) < n) {
+		nanosleep(&tick, NULL);
+		for (i = 0; i < n; i++) {
+			si.si_pid = 0;
+			if (waitid(P_PID, pid[i], &si, WEXITED | WNOHANG |
+				   WNOWAIT) || !si.si_pid ||
+			    __atomic_load_n(&a->ready, __ATOMIC_ACQUIRE) >= n)
+				continue;
+			emit_error("task %d (pid %d) died before it was ready "
+				   "(status %d)", i, pid[i], si.si_status);
+			return -1;
+		}
 	}
 	return 0;
-}
-
-static void release(struct rep_area *a, int go)
-{
-	__atomic_store_n(&a->go, go, __ATOMIC_SEQ_CST);
-	futex(&a->go, FUTEX_WAKE, MAX_TASKS, NULL);
 }
 
 static int run_processes(struct task_arg *t, int n)
@@ -264,11 +447,9 @@ static int run_processes(struct task_arg *t, int n)
 			break;
 		}
 	}
-	if (i < n || wait_ready(t->a, n, pid)) {
+	if (i < n || watch_ready(t->a, n, pid)) {
 		rc = -1;
-		release(t->a, 2);
-	} else {
-		release(t->a, 1);
+		__atomic_store_n(&t->a->abort, 1, __ATOMIC_RELEASE);
 	}
 	while (i-- > 0)
 		if (waitpid(pid[i], &st, 0) != pid[i] ||
@@ -289,14 +470,10 @@ static int run_threads(struct task_arg *t, int n)
 		e = pthread_create(&th[i], NULL, task, &t[i]);
 		if (e) {
 			emit_error("pthread_create: %s", strerror(e));
+			rc = -1;
+			__atomic_store_n(&t->a->abort, 1, __ATOMIC_RELEASE);
 			break;
 		}
-	}
-	if (i < n || wait_ready(t->a, n, NULL)) {
-		rc = -1;
-		release(t->a, 2);
-	} else {
-		release(t->a, 1);
 	}
 	while (i-- > 0)
 		pthread_join(th[i], NULL);
@@ -305,41 +482,49 @@ static int run_threads(struct task_arg *t, int n)
 
 /* one repetition's numbers */
 struct rep {
-	double faults_per_s, us_per_fault, wall_ms, overlap;
-	long faults;
+	double faults_per_s, us_per_fault, wall_ms, overlap, skew_us;
+	long faults, sleeps, fallbacks;
 };
 
 /*
  * checks each task's faults against pages x iterations: 0; 1 when one
- * counted more (stray faults: take the repetition again); -1 on fewer or a
- * failed task (error emitted)
+ * counted more that is no thp fallback (stray faults: take the repetition
+ * again); -1 on fewer or a failed task (error emitted)
  */
-static int check_tasks(const struct bench_ctx *x, const char *mode,
-		       struct rep_area *a, int n, long pages)
+static int check_tasks(const struct bench_ctx *x, const struct task_arg *t,
+		       struct rep_area *a, long pages)
 {
-	long want = pages * iterations;
+	const char *md = mode_names[t->who == RUSAGE_SELF ? MODE_PROCESS :
+				    MODE_THREAD];
+	long want = pages * t->iters, extra;
 	int i;
 
-	for (i = 0; i < n; i++) {
-		const struct task_res *r = &a->r[i];
+	for (i = 0; i < t->n; i++) {
+		struct task_res *r = &a->r[i];
 
+		extra = r->faults - want;
 		if (r->failed) {
-			emit_error("%s %s, %d tasks: task %d: %s", x->b->name,
-				   mode, n, i, r->why);
+			emit_error("%s %s %s, %d tasks: task %d: %s", x->b->name,
+				   kind_names[t->kind], md, t->n, i, r->why);
 			return -1;
 		}
-		if (r->faults > want) {
-			progress("%s %s, %d tasks: task %d counted %ld faults, "
-				 "%ld outside its region: repetition taken "
-				 "again", x->b->name, mode, n, i, r->faults,
-				 r->faults - want);
+		if (extra > 0 && is_thp(x->b) && extra % THP_EXTRA == 0) {
+			r->fallbacks = extra / THP_EXTRA;
+			progress("%s %s, %d tasks: task %d: %ld range(s) of 2 MB "
+				 "fell back to 4 KB pages (%ld more faults)",
+				 x->b->name, md, t->n, i, r->fallbacks, extra);
+		} else if (extra > 0) {
+			progress("%s %s %s, %d tasks: task %d counted %ld "
+				 "faults, %ld outside its region: repetition "
+				 "taken again", x->b->name, kind_names[t->kind],
+				 md, t->n, i, r->faults, extra);
 			return 1;
-		}
-		if (r->faults < want) {
-			emit_error("%s %s, %d tasks: task %d counted %ld faults, "
-				   "not %d iterations x %ld pages of %lu kB = "
-				   "%ld", x->b->name, mode, n, i, r->faults,
-				   iterations, pages, x->page_kb, want);
+		} else if (extra < 0) {
+			emit_error("%s %s %s, %d tasks: task %d counted %ld "
+				   "faults, not %d iterations x %ld pages of "
+				   "%lu kB = %ld", x->b->name,
+				   kind_names[t->kind], md, t->n, i, r->faults,
+				   t->iters, pages, x->page_kb, want);
 			return -1;
 		}
 	}
@@ -351,9 +536,9 @@ static void summarise(struct rep_area *a, int n, struct rep *out)
 {
 	double first = 1e300, last = 0, min_end = 1e300, max_start = 0;
 	double per = 0;
-	long total = 0;
 	int i;
 
+	*out = (struct rep){ 0 };
 	for (i = 0; i < n; i++) {
 		const struct task_res *r = &a->r[i];
 
@@ -361,25 +546,34 @@ static void summarise(struct rep_area *a, int n, struct rep *out)
 		max_start = r->t0 > max_start ? r->t0 : max_start;
 		last = r->t1 > last ? r->t1 : last;
 		min_end = r->t1 < min_end ? r->t1 : min_end;
-		total += r->faults;
+		out->faults += r->faults;
+		out->sleeps += r->sleeps;
+		out->fallbacks += r->fallbacks;
 		per += (r->t1 - r->t0) / 1e3 / r->faults;
 	}
-	out->faults = total;
 	out->wall_ms = (last - first) / 1e6;
-	out->faults_per_s = total / ((last - first) / 1e9);
+	out->faults_per_s = out->faults / ((last - first) / 1e9);
 	out->us_per_fault = per / n;
+	out->skew_us = (max_start - first) / 1e3;
 	/* the share of the window in which all n tasks were running */
 	out->overlap = min_end > max_start ?
 		       (min_end - max_start) / (last - first) : 0;
 }
 
-/* one repetition of n tasks in mode md; 0, or -1 (error emitted) */
-static int one_rep(const struct bench_ctx *x, int md, int n, size_t len,
-		   struct rep *out)
+/* one point: a backing, kind, mode and task count, and its plan */
+struct pt {
+	const struct bench_ctx *x;
+	int md, kind, n, iters;
+	size_t len;
+	long pages;		/* of the backing's page size, per region */
+	char short_why[200];	/* why a task faults fewer than GOOD_FAULTS */
+};
+
+/* one repetition of point p; 0, 1 (stray faults), or -1 (error emitted) */
+static int one_rep(const struct pt *p, struct rep *out)
 {
 	struct task_arg t[MAX_TASKS];
 	struct rep_area *a;
-	long pages = len / (x->page_kb * 1024);
 	int i, rc;
 
 	a = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE,
@@ -389,9 +583,11 @@ static int one_rep(const struct bench_ctx *x, int md, int n, size_t len,
 			   strerror(errno));
 		return -1;
 	}
-	for (i = 0; i < n; i++) {
-		t[i] = (struct task_arg){ .b = x->b, .size = len, .i = i,
-					  .a = a, .who = md == MODE_PROCESS ?
+	for (i = 0; i < p->n; i++) {
+		t[i] = (struct task_arg){ .b = p->x->b, .size = p->len, .i = i,
+					  .n = p->n, .kind = p->kind,
+					  .iters = p->iters, .a = a,
+					  .who = p->md == MODE_PROCESS ?
 					  RUSAGE_SELF : RUSAGE_THREAD };
 		a->r[i].cpu = cpus[i % ncpus];
 	}
@@ -399,11 +595,16 @@ static int one_rep(const struct bench_ctx *x, int md, int n, size_t len,
 		a->stray = 1;
 		stray_left--;
 	}
-	rc = md == MODE_PROCESS ? run_processes(t, n) : run_threads(t, n);
+	if (fallback_left > 0 && is_thp(p->x->b)) {
+		a->fallback = 1;
+		fallback_left--;
+	}
+	rc = p->md == MODE_PROCESS ? run_processes(t, p->n) :
+				     run_threads(t, p->n);
 	if (!rc)
-		rc = check_tasks(x, mode_names[md], a, n, pages);
+		rc = check_tasks(p->x, t, a, p->pages);
 	if (!rc)
-		summarise(a, n, out);
+		summarise(a, p->n, out);
 	munmap(a, sizeof(*a));
 	return rc;
 }
@@ -442,42 +643,90 @@ static long pool_pages(unsigned long kb, const char *file)
 	return v;
 }
 
-/*
- * Whether n regions of len fit at once: in the backing's hugetlb pool
- * (free and not reserved), else in MemAvailable.  0, or -1 with why.
- */
-static int fits(const struct backing *b, int n, size_t len, char *why,
-		size_t wn)
+/* kB free for b: its hugetlb pool's free and unreserved, or MemAvailable */
+static long avail_kb(const struct backing *b)
 {
-	unsigned long need_kb = n * (len / 1024);
-	long have_kb;
+	long f, r;
 
-	if (b->pool_kb) {
-		have_kb = (pool_pages(b->pool_kb, "free_hugepages") -
-			   pool_pages(b->pool_kb, "resv_hugepages")) *
-			  (long)b->pool_kb;
-		snprintf(why, wn, "%d tasks x %zu kB need %lu pages of %lu kB; "
-			 "the pool has %ld free", n, len / 1024,
-			 need_kb / b->pool_kb, b->pool_kb,
+	if (!b->pool_kb)
+		return meminfo_kb("MemAvailable");
+	f = pool_pages(b->pool_kb, "free_hugepages");
+	r = pool_pages(b->pool_kb, "resv_hugepages");
+	return f < 0 || r < 0 ? -1 : (f - r) * (long)b->pool_kb;
+}
+
+/*
+ * regions a task of p holds at once: fresh its iterations' objects, cow
+ * its file and its private copies, else one
+ */
+static int regions(const struct pt *p)
+{
+	return p->kind == KIND_FRESH ? p->iters :
+	       p->kind == KIND_COW ? 2 : 1;
+}
+
+/* whether p's regions fit at once; 0, or -1 with why */
+static int fits(const struct pt *p, char *why, size_t wn)
+{
+	const struct backing *b = p->x->b;
+	unsigned long need_kb = (unsigned long)p->n * regions(p) *
+				(p->len / 1024);
+	long have_kb = avail_kb(b);
+	char regs[64] = "";
+
+	if (regions(p) > 1)
+		snprintf(regs, sizeof(regs), "%d regions of ", regions(p));
+	if (b->pool_kb)
+		snprintf(why, wn, "%d tasks x %s%zu kB need %lu pages of %lu "
+			 "kB; the pool has %ld free", p->n, regs,
+			 p->len / 1024, need_kb / b->pool_kb, b->pool_kb,
 			 have_kb / (long)b->pool_kb);
-	} else {
-		have_kb = meminfo_kb("MemAvailable");
-		snprintf(why, wn, "%d tasks x %zu kB need %lu kB; MemAvailable "
-			 "is %ld kB", n, len / 1024, need_kb, have_kb);
-	}
+	else
+		snprintf(why, wn, "%d tasks x %s%zu kB need %lu kB; "
+			 "MemAvailable is %ld kB", p->n, regs, p->len / 1024,
+			 need_kb, have_kb);
 	return have_kb >= 0 && (unsigned long)have_kb >= need_kb ? 0 : -1;
 }
 
-static void emit_skip(const struct bench_ctx *x, int md, int n,
+/*
+ * p's iterations: --iterations, else enough for min_faults per task;
+ * fresh as many as the pool holds at once.  Says in short_why why a task
+ * faults fewer than GOOD_FAULTS.  0, or -1 with why (skip the point).
+ */
+static int plan(struct pt *p, char *why, size_t wn)
+{
+	long want = iter_opt ? iter_opt :
+		    (min_faults + p->pages - 1) / p->pages, fit;
+
+	p->iters = want;
+	p->short_why[0] = 0;
+	if (p->kind == KIND_FRESH && !iter_opt) {
+		fit = avail_kb(p->x->b) /
+		      ((long)p->n * (long)(p->len / 1024));
+		if (fit < want) {
+			p->iters = fit < 1 ? 1 : fit;
+			snprintf(p->short_why, sizeof(p->short_why),
+				 "fresh holds an object per iteration; the "
+				 "pool holds %ld regions per task",
+				 fit < 0 ? 0 : fit);
+		}
+	}
+	if (p->iters * p->pages < GOOD_FAULTS && !p->short_why[0])
+		snprintf(p->short_why, sizeof(p->short_why), iter_opt ?
+			 "--iterations %d" : "--min-faults %d",
+			 iter_opt ? iter_opt : min_faults);
+	return fits(p, why, wn);
+}
+
+static void emit_skip(const struct bench_ctx *x, const char *point,
 		      const char *why)
 {
 	char esc[400];
 
 	json_str(esc, sizeof(esc), why);
 	printf("@meta skip {\"bench\": \"faultscale\", \"backing\": \"%s\", "
-	       "\"point\": \"mode=%s tasks=%d\", \"reason\": %s}\n",
-	       x->b->name, mode_names[md], n, esc);
-	progress("skip %s %s %d tasks: %s", x->b->name, mode_names[md], n, why);
+	       "\"point\": \"%s\", \"reason\": %s}\n", x->b->name, point, esc);
+	progress("skip %s %s: %s", x->b->name, point, why);
 }
 
 /* "0;1;0": the CPU of each task, as the row records it */
@@ -492,45 +741,65 @@ static void cpu_list(char *dst, size_t sz, int n)
 			      cpus[i % ncpus]);
 }
 
-static void emit(const struct bench_ctx *x, int md, int n, size_t len,
-		 struct rep *rp)
+static void emit(const struct pt *p, struct rep *rp)
 {
-	int reps = x->o->reps, r;
-	double v[3][reps];
+	const struct bench_ctx *x = p->x;
+	int reps = x->o->reps, r, n = p->n;
+	double v[4][reps];
 	double overlap = 1;
-	struct stats st, su, sw;
+	long sleeps = 0, fallbacks = 0;
+	struct stats st, su, sw, sk;
 	char cl[1024];
 
 	for (r = 0; r < reps; r++) {
 		v[0][r] = rp[r].faults_per_s;
 		v[1][r] = rp[r].us_per_fault;
 		v[2][r] = rp[r].wall_ms;
-		if (rp[r].overlap < overlap)
-			overlap = rp[r].overlap;
+		v[3][r] = rp[r].skew_us;
+		overlap = rp[r].overlap < overlap ? rp[r].overlap : overlap;
+		sleeps += rp[r].sleeps;
+		fallbacks += rp[r].fallbacks;
 	}
 	stats_compute(v[0], reps, &st);
 	stats_compute(v[1], reps, &su);
 	stats_compute(v[2], reps, &sw);
+	stats_compute(v[3], reps, &sk);
 	cpu_list(cl, sizeof(cl), n);
 	/* the columns of faultscale_bench, in order */
 	emit_row("%s,%lu,%s,%d,%.1f,%.1f,%.4f,%zu,%d,%ld,%.3f,%.3f,%.1f,%.1f,"
-		 "%.4f,%d,%d,%s", x->b->name, x->page_kb, mode_names[md], n,
-		 st.median, st.median / n, su.median, len, iterations,
-		 rp[0].faults, sw.median, overlap, st.min, st.max, st.cv, reps,
-		 n > ncpus, cl);
-	progress("%-14s %-7s %3d tasks%s: %12.0f faults/s (%.0f per task), "
-		 "%.3f us/fault, overlap %.2f", x->b->name, mode_names[md], n,
+		 "%.4f,%d,%d,%s,%s,%ld,%d,%.1f,%ld,%d,%ld", x->b->name,
+		 x->page_kb, mode_names[p->md], n, st.median, st.median / n,
+		 su.median, p->len, p->iters, rp[0].faults, sw.median, overlap,
+		 st.min, st.max, st.cv, reps, n > ncpus, cl,
+		 kind_names[p->kind], p->iters * p->pages, !!p->short_why[0],
+		 sk.median, sleeps, overlap < MIN_OVERLAP, fallbacks);
+	progress("%-14s %-6s %-7s %3d tasks%s: %12.0f faults/s (%.0f per "
+		 "task), %.3f us/fault, overlap %.2f%s", x->b->name,
+		 kind_names[p->kind], mode_names[p->md], n,
 		 n > ncpus ? " (oversubscribed)" : "", st.median,
-		 st.median / n, su.median, overlap);
+		 st.median / n, su.median, overlap,
+		 overlap < MIN_OVERLAP ? " (low: no scaling measured)" : "");
 }
 
-/* warmup + reps repetitions of n tasks in mode md, then the row */
-static int point(const struct bench_ctx *x, int md, int n, size_t len)
+/* warmup + reps repetitions of point p, then the row; 0 or -1 */
+static int point(struct pt *p)
 {
-	struct rep *rp = calloc(x->o->reps, sizeof(*rp));
-	struct rep scratch;
+	const struct bench_ctx *x = p->x;
+	struct rep *rp, scratch;
+	char why[300], at[64];
 	int r, rc = 0;
 
+	snprintf(at, sizeof(at), "kind=%s mode=%s tasks=%d",
+		 kind_names[p->kind], mode_names[p->md], p->n);
+	if (plan(p, why, sizeof(why))) {
+		emit_skip(x, at, why);
+		return 0;
+	}
+	if (p->short_why[0])
+		progress("%s %s: %ld faults per task, short of %d (%s)",
+			 x->b->name, at, p->iters * p->pages, GOOD_FAULTS,
+			 p->short_why);
+	rp = calloc(x->o->reps, sizeof(*rp));
 	if (!rp) {
 		emit_error("out of memory");
 		return -1;
@@ -539,18 +808,18 @@ static int point(const struct bench_ctx *x, int md, int n, size_t len)
 		int tries = 0;
 
 		do
-			rc = one_rep(x, md, n, len, r >= 0 ? &rp[r] : &scratch);
+			rc = one_rep(p, r >= 0 ? &rp[r] : &scratch);
 		while (rc == 1 && ++tries < STRAY_TRIES);
 		if (rc == 1) {
-			emit_error("%s %s, %d tasks: faults outside the region "
-				   "in %d takes in a row", x->b->name,
-				   mode_names[md], n, STRAY_TRIES);
+			emit_error("%s %s: faults outside the region in %d "
+				   "takes in a row", x->b->name, at,
+				   STRAY_TRIES);
 			rc = -1;
 		}
 	}
 	if (!rc) {
 		check_duration(rp[0].wall_ms * 1e6);
-		emit(x, md, n, len, rp);
+		emit(p, rp);
 	}
 	free(rp);
 	return rc;
@@ -559,18 +828,30 @@ static int point(const struct bench_ctx *x, int md, int n, size_t len)
 static int measure(const struct bench_ctx *x)
 {
 	size_t pg = x->page_kb * 1024, len;
-	char why[300];
-	int md, k, rc = 0;
+	struct pt p = { .x = x };
+	char why[300], at[32];
+	int kind, md, k, rc = 0;
 
 	len = (x->o->sizes[x->si] + pg - 1) / pg * pg;
-	for (md = MODE_PROCESS; md <= MODE_THREAD; md++) {
-		if (mode_opt != MODE_BOTH && mode_opt != md)
+	for (kind = 0; kind < NKINDS; kind++) {
+		if (!kind_on[kind])
 			continue;
-		for (k = 0; k < ncounts; k++) {
-			if (fits(x->b, counts[k], len, why, sizeof(why)))
-				emit_skip(x, md, counts[k], why);
-			else if (point(x, md, counts[k], len))
-				rc = -1;	/* the row failed; go on */
+		if (!kind_applies(x->b, kind, why, sizeof(why))) {
+			snprintf(at, sizeof(at), "kind=%s", kind_names[kind]);
+			if (kinds_arg != all_kinds)	/* asked for by name */
+				emit_skip(x, at, why);
+			continue;
+		}
+		for (md = MODE_PROCESS; md <= MODE_THREAD; md++) {
+			if (mode_opt != MODE_BOTH && mode_opt != md)
+				continue;
+			for (k = 0; k < ncounts; k++) {
+				p = (struct pt){ .x = x, .md = md, .kind = kind,
+						 .n = counts[k], .len = len,
+						 .pages = len / pg };
+				if (point(&p))
+					rc = -1;	/* the row failed; go on */
+			}
 		}
 	}
 	return rc;
@@ -625,6 +906,33 @@ static int parse_counts(char *why, size_t n)
 	return 0;
 }
 
+/* --kind: "anon,shared"; 0, or -1 with why */
+static int parse_kinds(char *why, size_t n)
+{
+	char *copy, *t, *save = NULL;
+	int k;
+
+	copy = strdup(kinds_arg);
+	for (t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		for (k = 0; k < NKINDS && strcmp(t, kind_names[k]); k++)
+			;
+		if (k == NKINDS) {
+			snprintf(why, n, "--kind: '%s' is not a kind (a comma "
+				 "list of anon, fresh, cow, shared)", t);
+			free(copy);
+			return -1;
+		}
+		kind_on[k] = 1;
+	}
+	free(copy);
+	return 0;
+}
+
+static int check_opts(char *why, size_t n)
+{
+	return parse_counts(why, n) ? -1 : parse_kinds(why, n);
+}
+
 static void start(struct counters *c)
 {
 	char cl[1024];
@@ -635,7 +943,11 @@ static void start(struct counters *c)
 	       "\"task i on CPU allowed_cpus[i %% %d]\", \"fault_count\": "
 	       "\"getrusage minflt+majflt: RUSAGE_SELF in each process, "
 	       "RUSAGE_THREAD in each thread\", \"window\": \"first task's "
-	       "start to last task's end\"}\n", cl, ncpus);
+	       "start to last task's end; in it only mmap (shmat), the "
+	       "writes and munmap (shmdt)\", \"barrier\": \"spinning: the "
+	       "last task to arrive releases all; barrier_sleeps counts "
+	       "voluntary context switches there\", \"min_faults\": %d, "
+	       "\"min_overlap\": %.2f}\n", cl, ncpus, min_faults, MIN_OVERLAP);
 }
 
 static const struct bench_opt faultscale_opts[] = {
@@ -645,16 +957,27 @@ static const struct bench_opt faultscale_opts[] = {
 	{ .name = "mode", .arg = "MODE", .kind = OPT_CHOICE, .dst = &mode_opt,
 	  .choices = mode_names,
 	  .help = "process, thread or both (both)" },
+	{ .name = "kind", .arg = "LIST", .kind = OPT_STR, .dst = &kinds_arg,
+	  .help = "anon, fresh, cow, shared (will-it-scale's page_fault1, -, "
+	  "2, 3; default every kind that applies to the backing)" },
 	{ .name = "iterations", .arg = "N", .kind = OPT_INT,
-	  .dst = &iterations, .min = 1,
+	  .dst = &iter_opt, .min = 0,
 	  .help = "timed map-touch-unmap iterations per task and repetition "
-	  "(4)" },
+	  "(0: enough for --min-faults)" },
+	{ .name = "min-faults", .arg = "N", .kind = OPT_INT,
+	  .dst = &min_faults, .min = 1,
+	  .help = "faults per task and repetition that --iterations 0 aims "
+	  "at (1000)" },
 	{ .name = "oversubscribe", .kind = OPT_FLAG, .dst = &oversubscribe,
 	  .help = "allow more tasks than CPUs (rows say oversubscribed=1)" },
 	{ .name = "stray", .arg = "N", .kind = OPT_INT, .dst = &stray_left,
 	  .min = 0,
 	  .help = "add one fault outside the region to the first N "
 	  "repetitions (a test of the recount; 0)" },
+	{ .name = "thp-fallback", .arg = "N", .kind = OPT_INT,
+	  .dst = &fallback_left, .min = 0,
+	  .help = "thp: fault the first 2 MB of task 0 in 4 KB pages in the "
+	  "first N repetitions (a test of the fallback count; 0)" },
 	{ 0 },
 };
 
@@ -665,14 +988,15 @@ static const struct bench faultscale_bench = {
 	.columns = "backing,page_kb,mode,tasks,faults_per_s,"
 		   "faults_per_s_per_task,us_per_fault,region_bytes,iterations,"
 		   "faults,wall_ms,overlap,faults_per_s_min,faults_per_s_max,cv,"
-		   "reps,oversubscribed,cpus",
-	.key = "backing,mode,tasks,region_bytes",
+		   "reps,oversubscribed,cpus,kind,faults_per_task,short_window,"
+		   "start_skew_us,barrier_sleeps,low_overlap,thp_fallbacks",
+	.key = "backing,kind,mode,tasks,region_bytes",
 	.metric = "faults_per_s",
 	.lower_is_better = 0,
 	.opts = faultscale_opts,
 	.min_wss = 4096,
 	.maps_own = 1,
-	.check = parse_counts,
+	.check = check_opts,
 	.start = start,
 	.measure = measure,
 };

@@ -189,13 +189,17 @@ def host_llc():
 # has 2 cores, so more would say nothing.
 GUEST_CPUS = 2
 # faultscale's region per task and its own options, per profile; the
-# region shrinks so that the most tasks fit max_bytes (the pool) at once.
+# region shrinks so that the most tasks fit max_bytes (the pool) at once,
+# twice over (a cow task holds its file and its copies).  --min-faults:
+# iterations enough for that many faults per task and repetition; under
+# TCG the quick profile takes fewer than the 1000 a row needs not to be
+# marked short_window (each 2 MB fault costs milliseconds there).
 FAULTSCALE = {
     "tiny": ("4M", ["--reps", "1", "--warmup", "0", "--iterations", "1"]),
-    "quick": ("16M", ["--reps", "3", "--warmup", "0", "--iterations", "2"]),
+    "quick": ("16M", ["--reps", "3", "--warmup", "0", "--min-faults", "64"]),
     "quick-native": ("1G", ["--reps", "3", "--warmup", "0",
-                            "--iterations", "2"]),
-    "full": ("1G", ["--reps", "5", "--warmup", "1", "--iterations", "4"]),
+                            "--min-faults", "1000"]),
+    "full": ("1G", ["--reps", "5", "--warmup", "1", "--min-faults", "1000"]),
 }
 
 
@@ -213,8 +217,8 @@ def add_faultscale(p, name, guest, c, arch="x86_64"):
         counts.append(2 * cpus)
         a.append("--oversubscribe")
     most = max(counts)
-    region = min(size_bytes(region), p["max_bytes"] // most // (2 * MB) *
-                 (2 * MB))
+    region = min(size_bytes(region), p["max_bytes"] // (2 * most) //
+                 (2 * MB) * (2 * MB))
     p["faultscale"] = ["--sizes", str(region), "--tasks",
                        ",".join(map(str, counts))] + a + rest
     if guest:

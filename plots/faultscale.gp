@@ -10,34 +10,50 @@
 # faults over the common window, log scale) against tasks; bottom: the
 # memory those faults brought in, faults_per_s x page_kb, in GB/s (a 2 MB
 # fault clears 512 times what a 4 KB one does).  A point of more tasks than
-# CPUs (oversubscribed = 1) is drawn open.  EXTRA: a note under the title,
+# CPUs (oversubscribed = 1) is drawn open.  Only the kinds that fault new
+# pages (anon, fresh: one per backing) are drawn; cow and shared are in the
+# summary.  A row whose tasks did not run together (low_overlap = 1,
+# overlap below 0.9) measured no scaling: it is an x, outside the line.
+# EXTRA: a note under the title,
 # e.g. what TCG time means with several vCPUs.  The runs of bench/run.py
 # measure one region size; rows of several sizes would share a line.
 
 FIG_W = 1300; FIG_H = 900
 FIGTITLE = "Fault scalability: faults per second against tasks, by backing"
-SOURCENOTE = "x = tasks; y = faults_per_s (top) and faults_per_s x page_kb (bottom); open point = oversubscribed"
+SOURCENOTE = "x = tasks; y = faults_per_s (top) and faults_per_s x page_kb (bottom); kinds anon and fresh; open point = oversubscribed; x = overlap below 0.9, not in the line"
 call ARG0[1:strlen(ARG0)-strlen("faultscale.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8 ARG9
 
-# y of backing B(s)'s row in mode m: faults/s, or GB/s of memory faulted in.
-fps(s, m) = isb(B(s)) && strcol("mode") eq m ? column("faults_per_s") : NaN
-gbs(s, m) = isb(B(s)) && strcol("mode") eq m ? \
+# the rows drawn: backing B(s)'s in mode m whose faults take new pages
+newk(s, m) = isb(B(s)) && strcol("mode") eq m && \
+    (strcol("kind") eq "anon" || strcol("kind") eq "fresh")
+# y of such a row: faults/s, or GB/s of memory faulted in; in the line
+# only when the tasks overlapped, else (lowf, lowg) an x
+fps(s, m) = newk(s, m) && column("low_overlap") == 0 ? column("faults_per_s") : NaN
+gbs(s, m) = newk(s, m) && column("low_overlap") == 0 ? \
+    column("faults_per_s") * column("page_kb") * 1024 / 1e9 : NaN
+lowf(s, m) = newk(s, m) && column("low_overlap") > 0 ? column("faults_per_s") : NaN
+lowg(s, m) = newk(s, m) && column("low_overlap") > 0 ? \
     column("faults_per_s") * column("page_kb") * 1024 / 1e9 : NaN
 # open points where the tasks outnumber the CPUs
-opt(s, m) = isb(B(s)) && strcol("mode") eq m && column("oversubscribed") > 0 ? \
+opt(s, m) = newk(s, m) && column("oversubscribed") > 0 ? \
     column("faults_per_s") : NaN
-ogb(s, m) = isb(B(s)) && strcol("mode") eq m && column("oversubscribed") > 0 ? \
+ogb(s, m) = newk(s, m) && column("oversubscribed") > 0 ? \
     column("faults_per_s") * column("page_kb") * 1024 / 1e9 : NaN
 
 M = "process"
-want(b) = isb(b) && strcol("mode") eq M && column("faults_per_s") > 0
+drawn(b) = isb(b) && strcol("mode") eq M && column("faults_per_s") > 0 && \
+           (strcol("kind") eq "anon" || strcol("kind") eq "fresh")
+want(b) = drawn(b) && column("low_overlap") == 0
 eval SELECT; SEL_P = SEL
 M = "thread"; eval SELECT; SEL_T = SEL
 # the backings with oversubscribed rows, whose points are drawn open
-want(b) = isb(b) && strcol("mode") eq M && column("faults_per_s") > 0 && \
-          column("oversubscribed") > 0
+want(b) = drawn(b) && column("oversubscribed") > 0
 eval SELECT; SEL_TO = SEL
 M = "process"; eval SELECT; SEL_PO = SEL
+# the backings with rows of low overlap, drawn as x
+want(b) = drawn(b) && column("low_overlap") > 0
+eval SELECT; SEL_PL = SEL
+M = "thread"; eval SELECT; SEL_TL = SEL
 stats DATA using (column("tasks")) nooutput
 XMAX = STATS_max + 0.5
 
@@ -57,6 +73,8 @@ GB_T = "DATA using (column('tasks')):(gbs(s, 'thread')) with linespoints " . \
        "lc rgb bcolor(B(s)) dt bdash(B(s)) pt bpoint(B(s)) ps 0.9 lw 1.5 notitle"
 GBO_T = "DATA using (column('tasks')):(ogb(s, 'thread')) with points " . \
         "lc rgb bcolor(B(s)) pt 6 ps 1.6 notitle"
+LOW(f, m) = "DATA using (column('tasks')):(" . f . "(s, '" . m . "')) with points " . \
+            "lc rgb bcolor(B(s)) pt 2 ps 1.4 notitle"
 
 PANEL(l, r, t, b) = sprintf("set lmargin at screen %g; set rmargin at screen %g; " . \
                             "set tmargin at screen %g; set bmargin at screen %g", l, r, t, b)
@@ -76,7 +94,7 @@ do for [fmt in OUTFMTS] {
     eval PANEL(0.08, 0.43, 0.84, 0.53)
     set ylabel "faults per second (faults_per_s, log scale)"
     set title "processes" font ",12"
-    CLAUSES = CLAUSE("SEL_P", LINE_P) . CLAUSE("SEL_PO", OPEN_P)
+    CLAUSES = CLAUSE("SEL_P", LINE_P) . CLAUSE("SEL_PO", OPEN_P) . CLAUSE("SEL_PL", LOW("lowf", "process"))
     NOTE = "no process rows"
     eval PLOT_OR_NOTE
     eval UNSET_HEAD
@@ -85,20 +103,20 @@ do for [fmt in OUTFMTS] {
     eval PANEL(0.49, 0.84, 0.84, 0.53)
     set ylabel ""
     set title "threads"
-    CLAUSES = CLAUSE("SEL_T", LINE_T) . CLAUSE("SEL_TO", OPEN_T)
+    CLAUSES = CLAUSE("SEL_T", LINE_T) . CLAUSE("SEL_TO", OPEN_T) . CLAUSE("SEL_TL", LOW("lowf", "thread"))
     NOTE = "no thread rows"
     eval PLOT_OR_NOTE
     eval PANEL(0.08, 0.43, 0.44, 0.12)
     set xlabel "tasks (processes), each faulting its own region"
     set ylabel "GB/s faulted in (faults_per_s x page_kb, log)"
     set title ""
-    CLAUSES = CLAUSE("SEL_P", GB_P) . CLAUSE("SEL_PO", GBO_P)
+    CLAUSES = CLAUSE("SEL_P", GB_P) . CLAUSE("SEL_PO", GBO_P) . CLAUSE("SEL_PL", LOW("lowg", "process"))
     NOTE = "no process rows"
     eval PLOT_OR_NOTE
     eval PANEL(0.49, 0.84, 0.44, 0.12)
     set xlabel "tasks (threads of one process), each faulting its own region"
     set ylabel ""
-    CLAUSES = CLAUSE("SEL_T", GB_T) . CLAUSE("SEL_TO", GBO_T)
+    CLAUSES = CLAUSE("SEL_T", GB_T) . CLAUSE("SEL_TO", GBO_T) . CLAUSE("SEL_TL", LOW("lowg", "thread"))
     NOTE = "no thread rows"
     eval PLOT_OR_NOTE
     unset multiplot

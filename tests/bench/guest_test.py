@@ -10,7 +10,8 @@ architecture has (--arch: x86_64 2 MB and 1 GB, arm64 also 64 KB and
 32 MB) was measured with the page size it promises (smaps-verified in the
 guest); and
 every backing has the same points as every other, at the working-set sizes
-the tiny profile asks for, each row with that page size.  The real-program
+the tiny profile asks for, each row with that page size; faultscale's rows
+count exactly the faults their pages and iterations make.  The real-program
 step ran xz under hugepreload.so on every backing, /dev/hugetlb included,
 on 2 MB pages where promised and with the same output everywhere; and in a
 second boot tests/bench/preload_probe.c checks the library's malloc, mmap,
@@ -124,34 +125,58 @@ def check_backings(t, meta, rows, c, arch):
                  "smaps gave %s kB" % b.get("page_kb"))
     for bench, rs in rows.items():
         # size_bytes and faultscale's region_bytes are mapped sizes, rounded
-        # up to the backing's pages (a 4 MB region is one 32 MB page): the
-        # key columns that differ between backings by design.
+        # up to the backing's pages (a 4 MB region is one 32 MB page), and
+        # faultscale's kinds apply by backing: the key columns that differ
+        # between backings by design.
         key = [k for k in c.bench(bench)["key"]
-               if k not in ("backing", "size_bytes", "region_bytes")]
+               if k not in ("backing", "size_bytes", "region_bytes", "kind")]
         # A key with "pages" (tlbreach) counts each backing's own pages:
         # its points are compared among backings of one page size.
         group = (lambda b: promised_kb(b)) if "pages" in key else \
             (lambda b: 0)
         points, counts = {}, {}
         for r in rs:
+            # faultscale: rows per kind, each kind has every point
+            b = (r["backing"], r.get("kind"))
             points.setdefault(r["backing"], set()).add(
                 tuple(r[k] for k in key))
-            counts[r["backing"]] = counts.get(r["backing"], 0) + 1
+            counts[b] = counts.get(b, 0) + 1
         for name in tiny_backings(bench, c, arch):
             peers = [b for b in points if group(b) == group(name)]
             every = set().union(*(points[b] for b in peers))
-            most = max((counts[b] for b in peers), default=0)
+            most = max((n for (b, _), n in counts.items() if b in peers), default=0)
             bad = [r["page_kb"] for r in rs if r["backing"] == name
                    and int(r["page_kb"]) != promised_kb(name)]
+            got = sorted(n for (b, _), n in counts.items() if b == name)
             t.record("%s: every %s point (%d rows), each with page_kb %d" % (
                 name, bench, most, promised_kb(name)),
                 every and points.get(name) == every
-                and counts.get(name) == most and not bad,
-                "%d rows, wrong page_kb %s" % (counts.get(name, 0), bad[:3]))
+                and got and set(got) == {most} and not bad,
+                "%s rows, wrong page_kb %s" % (got, bad[:3]))
         if "wss_bytes" in key:
             got = {int(r["wss_bytes"]) for r in rs}
             t.record("%s: the tiny profile's working sets" % bench,
                      got == tiny_sizes(bench), str(sorted(got)))
+
+
+def check_faultscale(t, rows):
+    """faultscale's oracle: each row's faults are exactly tasks x iterations
+    x region / page (a thp row may add 511 per 2 MB range that fell back to
+    4 KB pages, as thp_fallbacks says), and low_overlap marks exactly the
+    rows whose overlap is below 0.9."""
+    bad = []
+    for r in rows.get("faultscale", []):
+        base = (int(r["tasks"]) * int(r["iterations"]) * int(r["region_bytes"])
+                // (int(r["page_kb"]) * 1024))
+        extra = int(r["faults"]) - base
+        if extra % 511 or not 0 <= extra // 511 <= int(r["thp_fallbacks"]):
+            bad.append("%s %s %s %s: %s faults, not %d" % (
+                r["backing"], r["kind"], r["mode"], r["tasks"], r["faults"], base))
+        if r["low_overlap"] != ("1" if float(r["overlap"]) < 0.9 else "0"):
+            bad.append("%s: overlap %s but low_overlap %s" % (
+                r["backing"], r["overlap"], r["low_overlap"]))
+    t.record("faultscale: every task's exact fault count, overlap marked",
+             bool(rows.get("faultscale")) and not bad, "; ".join(bad[:4]))
 
 
 def check_realprog(t, run_dir, meta):
@@ -240,6 +265,7 @@ def main():
         t.record("the guest produced rows", False, "none; see the errors above")
         return t.summary()
     check_backings(t, meta, rows, c, args.arch)
+    check_faultscale(t, rows)
     nums = [float(r["ns_per_access"]) for r in rows.get("chase", [])]
     t.record("chase latencies positive", bool(nums) and min(nums) > 0)
     if args.arch == "arm64":

@@ -1,10 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 """faultscale: each task's fault count is pages x iterations (4 KB and
-2 MB pages), processes and threads both run, N tasks run at once, each on
-the CPU it was given, task counts a pool cannot hold are skipped and said
-so, bad options are refused by name, and bench/run.py gives the guest the
-vCPUs and the pool the regions it needs."""
+2 MB pages) in every kind (will-it-scale's page_fault1, 2 and 3), processes
+and threads both run, N tasks start together from a spinning barrier, each
+on the CPU it was given, no object is made or destroyed in the timed
+window, windows reach --min-faults, a THP fallback is said as such, task
+counts a pool cannot hold are skipped and said so, bad options are refused
+by name, and bench/run.py gives the guest the vCPUs and the pool the
+regions it needs."""
 import os
+import re
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -29,10 +34,30 @@ def free_2m():
     return pool("free_hugepages") - pool("resv_hugepages")
 
 
-def expected_faults(r):
+def base_faults(r):
     page = int(r["page_kb"]) * 1024
     return int(r["tasks"]) * int(r["iterations"]) * \
         int(r["region_bytes"]) // page
+
+
+def expected_faults(r):
+    """pages x iterations x tasks, plus 511 for each 2 MB range of thp
+    that fell back to 4 KB pages (thp_fallbacks counts them over all the
+    repetitions, faults is the first one's): the count itself when it is
+    one the row allows, else the base count (so that the test shows it)"""
+    extra = int(r["faults"]) - base_faults(r)
+    ok = extra % 511 == 0 and 0 <= extra // 511 <= int(r["thp_fallbacks"])
+    return int(r["faults"]) if ok else base_faults(r)
+
+
+POOL_HINT = ("raise the pool: echo 64 | flock /run/lock/hugetlb-helpers.lock "
+             "tee /proc/sys/vm/nr_hugepages")
+KINDS = {"devzero": ["anon"], "thp": ["anon"], "maphugetlb": ["anon"],
+         "hugetlbfs": ["fresh", "cow", "shared"],
+         "memfd": ["fresh", "cow", "shared"], "shm": ["fresh", "shared"]}
+# what a task may call between its two fault-count readings (getrusage):
+# the mapping calls, nothing that makes, sizes, opens or destroys an object
+WINDOW_CALLS = {"getrusage", "mmap", "munmap", "madvise", "shmat", "shmdt"}
 
 
 class Counts(unittest.TestCase):
@@ -166,19 +191,211 @@ def mem_available_kb():
     return 0
 
 
+def mem_total_kb():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1])
+    return 0
+
+
+def strace_windows(path):
+    """{pid: [syscall names between its last two getrusage calls]} from an
+    `strace -f -o path` log."""
+    calls = {}
+    for line in open(path):
+        m = re.match(r"(\d+)\s+(?:<\.\.\. )?(\w+)", line)
+        if m and "resumed>" not in line:
+            calls.setdefault(m.group(1), []).append(m.group(2))
+    out = {}
+    for pid, names in calls.items():
+        at = [i for i, n in enumerate(names) if n == "getrusage"]
+        if len(at) >= 2:
+            out[pid] = names[at[-2] + 1:at[-1]]
+    return out
+
+
+class Window(unittest.TestCase):
+    """Nothing but mapping calls in the timed window: objects (files,
+    memfds, segments, descriptors) are made before it and destroyed after
+    it, and no /proc file is read in it."""
+
+    @unittest.skipUnless(shutil.which("strace"), "needs strace (make deps)")
+    def test_no_object_calls_in_the_window(self):
+        backings = ["devzero"] + (["hugetlbfs", "memfd", "shm"]
+                                  if free_2m() >= 8 else [])
+        with tempfile.TemporaryDirectory() as d:
+            log = os.path.join(d, "strace")
+            p = subprocess.run(
+                ["strace", "-f", "-qq", "-o", log,
+                 os.path.join(BINDIR, "faultscale"), "--backings",
+                 ",".join(backings), "--sizes", "4M", "--reps", "1",
+                 "--warmup", "0", "--iterations", "2", "--tasks", "1"],
+                capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr)
+            rows = p.stdout.count("@row faultscale")
+            windows = strace_windows(log)
+        # a task per row (the parent's getrusage pairs are not windows)
+        self.assertGreaterEqual(len(windows), rows, windows)
+        for pid, names in windows.items():
+            self.assertLessEqual(set(names), WINDOW_CALLS, (pid, names))
+
+
+class Barrier(unittest.TestCase):
+    def test_tasks_spin_at_the_start(self):
+        # a task waiting in FUTEX_WAIT (or any sleep) makes a voluntary
+        # context switch at the start barrier; a spinning one does not
+        res = BenchRun("faultscale", [
+            "--backings", "devzero", "--sizes", "4M", "--reps", "3",
+            "--warmup", "0", "--iterations", "1", "--tasks", "2",
+            "--oversubscribe"])
+        self.assertEqual(res.returncode, 0, res.describe())
+        self.assertEqual(len(res.rows), 2, res.describe())
+        for r in res.rows:
+            self.assertEqual(int(r["barrier_sleeps"]), 0, r)
+            self.assertGreaterEqual(float(r["start_skew_us"]), 0, r)
+        (meta,) = res.meta["faultscale"]
+        self.assertIn("spin", meta["barrier"])
+
+
+class Kinds(unittest.TestCase):
+    """will-it-scale's page_fault1 (anon), 2 (cow: a private mapping of a
+    filled file) and 3 (shared: the task's object kept across iterations),
+    plus fresh (a new object per iteration, made before the window): each
+    backing runs the kinds that apply to it, and every task counts exactly
+    pages x iterations faults in each."""
+
+    def run_kinds(self, backings, extra=()):
+        res = BenchRun("faultscale", [
+            "--backings", ",".join(backings), "--sizes", "4M", "--reps",
+            "2", "--warmup", "0", "--iterations", "2", "--tasks", "1,2",
+            "--oversubscribe"] + list(extra))
+        self.assertEqual(res.returncode, 0, res.describe())
+        for b in backings:
+            got = sorted({r["kind"] for r in res.rows if r["backing"] == b})
+            self.assertEqual(got, sorted(KINDS[b]), (b, res.describe()))
+        for r in res.rows:
+            self.assertEqual(int(r["faults"]), expected_faults(r), r)
+            self.assertEqual(int(r["faults_per_task"]),
+                             int(r["iterations"]) * int(r["region_bytes"]) //
+                             (int(r["page_kb"]) * 1024), r)
+        return res
+
+    def test_anonymous_backings(self):
+        self.run_kinds(["devzero", "thp"])
+
+    def test_object_backings(self):
+        if free_2m() < 16:
+            self.skipTest("needs 16 free 2 MB huge pages, has %d: %s" % (
+                free_2m(), POOL_HINT))
+        self.run_kinds(["maphugetlb", "hugetlbfs", "memfd", "shm"])
+
+    def test_one_kind(self):
+        res = BenchRun("faultscale", [
+            "--backings", "devzero", "--sizes", "1M", "--reps", "1",
+            "--warmup", "0", "--iterations", "1", "--tasks", "1",
+            "--mode", "thread", "--kind", "cow"])
+        self.assertEqual(res.returncode, 0, res.describe())
+        self.assertEqual(res.rows, [])
+        (skip,) = res.meta["skip"]
+        self.assertEqual(skip["point"], "kind=cow")
+        self.assertIn("cow needs a file backing", skip["reason"])
+
+
+class Windows(unittest.TestCase):
+    def test_iterations_reach_min_faults(self):
+        # 1 MB of 4 KB pages is 256 faults: 4 iterations make 1000
+        res = BenchRun("faultscale", [
+            "--backings", "devzero", "--sizes", "1M", "--reps", "1",
+            "--warmup", "0", "--tasks", "1", "--mode", "process"])
+        self.assertEqual(res.returncode, 0, res.describe())
+        (r,) = res.rows
+        self.assertEqual((r["iterations"], r["faults_per_task"],
+                          r["short_window"]), ("4", "1024", "0"), r)
+        res = BenchRun("faultscale", [
+            "--backings", "devzero", "--sizes", "1M", "--reps", "1",
+            "--warmup", "0", "--tasks", "1", "--mode", "process",
+            "--iterations", "1"])
+        (r,) = res.rows
+        self.assertEqual((r["faults_per_task"], r["short_window"]),
+                         ("256", "1"), r)
+        self.assertIn("256 faults per task, short of 1000 (--iterations 1)",
+                      res.stdout)
+
+    def test_fresh_objects_are_held_to_the_pool(self):
+        # fresh needs iterations regions per task at once: a pool of P
+        # free pages gives P // 2 iterations of a 2-page region, short
+        free = free_2m()
+        if not 4 <= free < 500:
+            self.skipTest("needs 4 to 499 free 2 MB huge pages, has %d: %s"
+                          % (free, POOL_HINT))
+        res = BenchRun("faultscale", [
+            "--backings", "memfd", "--sizes", "4M", "--reps", "1",
+            "--warmup", "0", "--tasks", "1", "--mode", "process",
+            "--kind", "fresh"])
+        if res.returncode and free_2m() < free:
+            self.skipTest("the pool shrank under the test (another user)")
+        self.assertEqual(res.returncode, 0, res.describe())
+        (r,) = res.rows
+        self.assertEqual(r["short_window"], "1", r)
+        self.assertLessEqual(int(r["iterations"]), free // 2, r)
+        self.assertIn("the pool holds", res.stdout)
+
+
+class Overlap(unittest.TestCase):
+    def test_rows_below_0_9_are_marked(self):
+        res = BenchRun("faultscale", [
+            "--backings", "devzero", "--sizes", "1M", "--reps", "2",
+            "--warmup", "0", "--iterations", "1", "--tasks", "1,2",
+            "--oversubscribe"])
+        self.assertEqual(res.returncode, 0, res.describe())
+        for r in res.rows:
+            self.assertEqual(r["low_overlap"],
+                             "1" if float(r["overlap"]) < 0.9 else "0", r)
+            if r["tasks"] == "1":
+                self.assertEqual(float(r["overlap"]), 1.0, r)
+
+
+class ThpFallback(unittest.TestCase):
+    def test_a_fallback_is_said_not_taken_again(self):
+        # --thp-fallback 1: task 0 advises MADV_NOHUGEPAGE on its first
+        # 2 MB in the first repetition, so that range faults as 512 4 KB
+        # pages: a fallback, not 511 stray faults
+        res = BenchRun("faultscale", [
+            "--backings", "thp", "--sizes", "8M", "--reps", "2",
+            "--warmup", "0", "--iterations", "1", "--tasks", "1",
+            "--mode", "process", "--thp-fallback", "1"])
+        self.assertEqual(res.returncode, 0, res.describe())
+        (r,) = res.rows
+        # this host's own fallbacks may add to the one asked for
+        self.assertGreaterEqual(int(r["thp_fallbacks"]), 1, r)
+        self.assertGreaterEqual(int(r["faults"]), 4 + 511, r)
+        self.assertEqual(int(r["faults"]), expected_faults(r), r)
+        self.assertNotIn("outside its region", res.stdout)
+        self.assertIn("fell back to 4 KB pages", res.stdout)
+
+
 class Skips(unittest.TestCase):
     def test_tasks_beyond_memory_are_skipped_and_said(self):
-        # one region of 1/200 of the free memory fits, 256 of them do not
-        region_mb = max(mem_available_kb() // 200 // 1024, 1)
+        # 256 regions of 1/128 of the RAM never fit, whatever else runs;
+        # one must fit MemAvailable, which another process may have taken
+        region_mb = max(mem_total_kb() // 128 // 1024, 1)
+        if mem_available_kb() < 2 * region_mb * 1024:
+            self.skipTest("assumes MemAvailable of at least 2 x %d MB; has "
+                          "%d kB (another process holds the memory)" %
+                          (region_mb, mem_available_kb()))
         res = BenchRun("faultscale", [
             "--backings", "devzero", "--sizes", "%dM" % region_mb,
             "--reps", "1", "--warmup", "0", "--iterations", "1",
             "--tasks", "1,256", "--oversubscribe", "--mode", "thread"])
+        if res.returncode and mem_available_kb() < 2 * region_mb * 1024:
+            self.skipTest("MemAvailable fell below 2 x %d MB during the "
+                          "test (another process)" % region_mb)
         self.assertEqual(res.returncode, 0, res.describe())
         self.assertEqual([r["tasks"] for r in res.rows], ["1"])
         (skip,) = res.meta["skip"]
         self.assertEqual((skip["bench"], skip["backing"], skip["point"]),
-                         ("faultscale", "devzero", "mode=thread tasks=256"))
+                         ("faultscale", "devzero", "kind=anon mode=thread tasks=256"))
         self.assertIn("256 tasks x %d kB need %d kB; MemAvailable is" % (
             region_mb * 1024, 256 * region_mb * 1024), skip["reason"])
 
@@ -197,7 +414,7 @@ class Skips(unittest.TestCase):
         self.assertEqual([r["tasks"] for r in res.rows], ["1"])
         (skip,) = res.meta["skip"]
         self.assertEqual((skip["bench"], skip["backing"], skip["point"]),
-                         ("faultscale", "maphugetlb", "mode=process tasks=2"))
+                         ("faultscale", "maphugetlb", "kind=anon mode=process tasks=2"))
         self.assertIn("need %d pages of 2048 kB" % (2 * pages),
                       skip["reason"])
 
@@ -234,13 +451,15 @@ class BadOptions(unittest.TestCase):
 
     def test_bad_mode_and_iterations(self):
         self.refused(["--mode", "fibers"], "--mode: 'fibers' is not a valid")
-        self.refused(["--iterations", "0"], "--iterations: '0'",
-                     "at least 1")
+        self.refused(["--iterations", "-1"], "--iterations: '-1'",
+                     "at least 0")
+        self.refused(["--kind", "anon,huge"], "--kind: 'huge' is not a kind")
 
 
 class Profiles(unittest.TestCase):
-    """bench/run.py: the most tasks' regions fit max_bytes (the pool), the
-    guest gets GUEST_CPUS vCPUs, quick natively faults 1 GB in all."""
+    """bench/run.py: the most tasks' regions fit max_bytes (the pool) twice
+    (cow holds a file and its copies), the guest gets GUEST_CPUS vCPUs,
+    quick natively gives each task half of 1 GB over the CPUs."""
 
     def setUp(self):
         self.run = load_run_module()
@@ -257,15 +476,17 @@ class Profiles(unittest.TestCase):
                 region, counts, a = self.args(p)
                 cpus = self.run.GUEST_CPUS if mode == "guest" else N
                 self.assertEqual(counts[:cpus], list(range(1, cpus + 1)))
-                self.assertLessEqual(region * max(counts), p["max_bytes"])
+                self.assertLessEqual(2 * region * max(counts),
+                                     p["max_bytes"])
                 self.assertLessEqual(
-                    region * max(counts) // (2 * MB), p["hugepages"])
+                    2 * region * max(counts) // (2 * MB), p["hugepages"])
                 self.assertEqual("--oversubscribe" in a, max(counts) > cpus)
 
-    def test_quick_native_is_1g_over_the_cpus(self):
-        region, counts, _ = self.args(self.run.profile("quick", "native"))
+    def test_quick_native_is_half_a_gb_over_the_cpus(self):
+        region, counts, a = self.args(self.run.profile("quick", "native"))
         self.assertEqual(counts, list(range(1, N + 1)))
-        self.assertEqual(region, (1 << 30) // N // (2 * MB) * (2 * MB))
+        self.assertEqual(region, (1 << 30) // (2 * N) // (2 * MB) * (2 * MB))
+        self.assertEqual(a[a.index("--min-faults") + 1], "1000")
 
     def test_guest_boots_with_the_vcpus(self):
         run = self.run

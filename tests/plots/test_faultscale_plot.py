@@ -22,11 +22,15 @@ from test_plots import (CONTRACT, FIXTURE, PLOTS, RENDER, edit_meta,  # noqa
 COLUMNS = ["backing", "page_kb", "mode", "tasks", "faults_per_s",
            "faults_per_s_per_task", "us_per_fault", "region_bytes",
            "iterations", "faults", "wall_ms", "overlap", "faults_per_s_min",
-           "faults_per_s_max", "cv", "reps", "oversubscribed", "cpus"]
+           "faults_per_s_max", "cv", "reps", "oversubscribed", "cpus",
+           "kind", "faults_per_task", "short_window", "start_skew_us",
+           "barrier_sleeps", "low_overlap", "thp_fallbacks"]
 BENCH = {"name": "faultscale", "binary": "faultscale", "columns": COLUMNS,
-         "key": ["backing", "mode", "tasks", "region_bytes"],
+         "key": ["backing", "kind", "mode", "tasks", "region_bytes"],
          "metric": "faults_per_s", "lower_is_better": False, "options": []}
-BACKINGS = {"devzero": 4, "thp": 2048, "devhugetlb": 2048}
+BACKINGS = {"devzero": 4, "thp": 2048, "devhugetlb": 2048, "shm": 2048}
+KINDS = {"devzero": ["anon"], "thp": ["anon"], "devhugetlb": ["anon"],
+         "shm": ["fresh", "shared"]}
 TCG_SMP = "multi-threaded TCG: one host thread per vCPU (2 vCPUs) on 2 host cores"
 
 
@@ -34,14 +38,19 @@ def rows():
     out = []
     for b, kb in BACKINGS.items():
         region = 16 << 20
-        for mode in ("process", "thread"):
-            for n in (1, 2, 4):
-                fps = (20000.0 if kb == 4 else 80.0) * min(n, 2) * 0.8
-                faults = n * 2 * region // (kb * 1024)
-                out.append([b, kb, mode, n, fps, fps / n, 1e6 * n / fps, region, 2,
-                            faults, 1000.0 * faults / fps, 0.9 if n > 1 else 1.0,
-                            fps * 0.9, fps * 1.1, 0.05, 3, int(n > 2),
-                            ";".join(str(i % 2) for i in range(n))])
+        for kind in KINDS[b]:
+            for mode in ("process", "thread"):
+                for n in (1, 2, 4):
+                    fps = (20000.0 if kb == 4 else 80.0) * min(n, 2) * 0.8
+                    faults = n * 2 * region // (kb * 1024)
+                    # thp's threads at N=2 ran one after the other
+                    low = b == "thp" and mode == "thread" and n == 2
+                    overlap = 0.3 if low else 0.9 if n > 1 else 1.0
+                    out.append([b, kb, mode, n, fps, fps / n, 1e6 * n / fps, region, 2,
+                                faults, 1000.0 * faults / fps, overlap,
+                                fps * 0.9, fps * 1.1, 0.05, 3, int(n > 2),
+                                ";".join(str(i % 2) for i in range(n)), kind,
+                                faults // n, int(kb > 4), 3.5, 0, int(low), 0])
     return out
 
 
@@ -99,9 +108,26 @@ class FaultscaleFigure(unittest.TestCase):
         self.assertIn("N=4 (oversubscribed)", out)
         self.assertIn("skipped for lack of pages: shm mode=thread tasks=4", out)
         # devzero process: 16000 faults/s at N=1, 32000 at N=2 and N=4
-        line = next(l for l in out.splitlines() if l.split()[:2] == ["devzero", "process"])
-        self.assertEqual(line.split()[2:10],
+        line = next(l for l in out.splitlines()
+                    if l.split()[:3] == ["devzero", "anon", "process"])
+        self.assertEqual(line.split()[3:11],
                          ["16", "MiB", "16000", "32000", "32000", "2.00x", "62.5", "us"])
+        # shm's kinds each have a line; its 2 MB rows are short windows
+        line = next(l for l in out.splitlines()
+                    if l.split()[:3] == ["shm", "shared", "thread"])
+        self.assertEqual(line.split()[5], "64.0s", line)
+        self.assertIn("page_fault1, 2, 3", out)
+
+    def test_low_overlap_is_marked_and_left_out_of_the_lines(self):
+        rc, out, err = self.render()
+        self.assertEqual((rc, err), (0, ""))
+        line = next(l for l in out.splitlines()
+                    if l.split()[:3] == ["thp", "anon", "thread"])
+        self.assertEqual(line.split()[6], "128*s", line)
+        self.assertIn("* overlap below 0.9 (1 rows): the tasks did not run together", out)
+        self.assertIn("left out of the figure's lines", out)
+        self.assertIn("x = overlap below 0.9, not in the line",
+                      svg_text(os.path.join(self.run, "faultscale.svg")))
 
     def test_icount_says_no_scaling(self):
         self.edit_meta(timing_source="icount")
