@@ -37,6 +37,7 @@
 #include <stdlib.h>
 
 #include "runner.h"
+#include "tlbcpuid.h"
 
 #define UNROLL 16
 #define MIN_ELEMS 4
@@ -224,6 +225,17 @@ static int check(char *why, size_t n)
 	return 0;
 }
 
+/*
+ * The TLB model's geometry for this CPU (or why there is none), so that
+ * the summary can put the knees beside it (plots/render.py model_reach).
+ */
+static void start(struct counters *c)
+{
+	char why[600] = "";
+
+	tlb_emit_model_meta(counters_model_preset(c, why, sizeof(why)), why);
+}
+
 static const struct bench tlbreach_bench = {
 	.name = "tlbreach",
 	.desc = "TLB reach and miss cost from timing: a chain with one "
@@ -237,6 +249,7 @@ static const struct bench tlbreach_bench = {
 	.lower_is_better = 1,
 	.opts = tlbreach_opts,
 	.check = check,
+	.start = start,
 	.measure = measure,
 };
 BENCH_REGISTER(tlbreach_bench);

@@ -426,16 +426,20 @@ def model_reach(meta):
     """What the TLB model says of this run's CPU: ({level: {page size
     ("4K", "2M"): (entries, entry kB)}}, text), or (None, why).  The one
     place tlbreach's summary reads the model (bench/tlbmodel.c): the preset
-    the counters matched to the measured CPU (meta.json other.pmu.preset),
-    its geometry from meta.json (other.tlb_geometry, when the chase wrote
-    that preset's) or from `benchtool geometry PRESET`.  Never another
+    --model auto chose on the measured CPU (meta.json other.tlb_geometry,
+    written by the chase and mlp), else the preset the counters matched
+    (other.pmu.preset) with its geometry from `benchtool geometry PRESET`.  Never another
     CPU's: without a fitting preset there is no model column."""
     other = meta.get("other") or {}
-    preset = (other.get("pmu") or {}).get("preset")
-    if not preset:
-        return None, ("the TLB model has no geometry for this CPU (meta.json "
-                      "other.pmu.preset is empty)")
     geo = other.get("tlb_geometry")
+    # The model --model auto chose on the measured CPU (the chase's or mlp's
+    # @meta tlb_geometry), else the preset the counters matched.
+    preset = (geo.get("name") if isinstance(geo, dict) else None) or \
+        (other.get("pmu") or {}).get("preset")
+    if not preset:
+        why = geo.get("why") if isinstance(geo, dict) else None
+        return None, ("the TLB model has no geometry for this CPU (%s)"
+                      % (why or "meta.json other.tlb_geometry and other.pmu.preset are empty"))
     if not (isinstance(geo, dict) and geo.get("name") == preset):
         try:
             p = subprocess.run([os.path.join(REPO, contract.BENCHTOOL), "geometry",

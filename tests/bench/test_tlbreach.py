@@ -14,13 +14,14 @@ that says so.  A distorted instrument (a stride of 128 B, so the page
 chain and the line chain share their pages) must make the knee check
 fail.
 """
+import json
 import os
 import random
 import sys
 import unittest
 
 from benchbin import BenchRun
-from common import ROOT, load_run_module
+from common import ROOT, benchtool, load_run_module
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import tlbknees  # noqa: E402
@@ -158,6 +159,26 @@ class TestOracle(unittest.TestCase):
                 "or a VM on host huge pages"
                 % (big["knees"][0].entries, small["knees"][0].entries))
         self.assertGreaterEqual(b2, 8 * b4, (small, big))
+
+    def test_the_models_l1_agrees_with_the_4k_knee(self):
+        # The model's oracle: the L1 DTLB entries of the geometry --model
+        # auto picks for this CPU lie at the 4 KB curve's first knee, between
+        # the last flat point and the first raised one (a quarter either
+        # side for the sweep's 2^(1/4) steps).
+        geo = json.loads(benchtool("tlbgeometry", "--model", "auto").stdout)
+        if not geo.get("levels"):
+            self.skipTest("the TLB model has no geometry for this CPU: %s" % geo.get("why"))
+        entries = geo["levels"]["l1"]["4K"]["entries"]
+        for _ in range(TRIES):
+            r = tlbknees.reach(self.run_curve("devzero", 4096), "devzero", 4096)
+            if r["knees"]:
+                break
+        else:
+            self.skipTest("no knee on 4 KB pages in %d tries: host too noisy" % TRIES)
+        knee = r["knees"][0]
+        self.assertTrue(0.8 * knee.entries <= entries <= 1.25 * knee.next_n,
+                        "model %s: %d L1 entries, timing knee between %d and %d pages"
+                        % (geo["model"], entries, knee.entries, knee.next_n))
 
     def test_distorted_stride_has_no_knee(self):
         # 128 B: the page chain takes one line of each 128 B, the line
