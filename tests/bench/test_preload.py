@@ -51,7 +51,8 @@ class Preload(unittest.TestCase):
                                         "builds it)" % f)
         cls.tmp = tempfile.TemporaryDirectory()
         cls.probe = os.path.join(cls.tmp.name, "probe")
-        subprocess.run(["gcc", "-O2", "-Wall", "-o", cls.probe, PROBE_SRC,
+        subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-o", cls.probe,
+                        PROBE_SRC,
                         "-lpthread"], check=True)
         cls.saved_pool = None
         cls.mount = None
@@ -204,6 +205,55 @@ class Preload(unittest.TestCase):
                                text=True)
             self.assertEqual(p.returncode, 2, env)
             self.assertIn(msg, p.stderr, env)
+
+    def conform(self, backing=None, env=None):
+        """{case: {key: value}} and {name: pages} of `probe conform`, under
+        the preload with backing, or with glibc alone (backing None)."""
+        e = dict(os.environ)
+        if backing:
+            e.update(LD_PRELOAD=SO, HUGEPRELOAD_BACKING=backing)
+        e.update(env or {})
+        p = subprocess.run([self.probe, "conform"], env=e,
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        cases = {l.split()[1]: l.split(None, 2)[2:]
+                 for l in p.stdout.splitlines() if l.startswith("case ")}
+        self.assertGreater(len(cases), 30, p.stdout)
+        return cases, self.facts(p.stdout)
+
+    def assert_conforms(self, backing):
+        """Every case answers as glibc does without the preload."""
+        glibc, _ = self.conform()
+        mine, pages = self.conform(backing)
+        for name in glibc:
+            with self.subTest(case=name, glibc=glibc[name]):
+                self.assertEqual(mine.get(name), glibc[name], backing)
+        return pages
+
+    ALIGNED = ["%s_%d" % (f, a) for f in ("memalign", "aligned_alloc",
+                                           "posix_memalign")
+               for a in (4096, 64 << 10, 2 * MB)]
+
+    def test_conform_none(self):
+        """The malloc family under the preload (4 KB pages) answers as
+        glibc does: errno, alignment, overflow, zeroing, usable size,
+        realloc contents."""
+        self.assert_conforms("none")
+
+    def test_conform_maphugetlb_aligned_blocks_huge(self):
+        """... and on huge pages, where big blocks of any alignment up to
+        the huge page get huge pages too."""
+        self.need_pool()
+        pages = self.assert_conforms("maphugetlb")
+        for name in self.ALIGNED:
+            self.assertEqual(pages[name]["kernel_page_kb"], 2048, name)
+
+    def test_conform_thp_aligned_blocks_huge(self):
+        if thp_mode() in (None, "never"):
+            self.skipTest("THP is off or absent (%s)" % thp_mode())
+        pages = self.assert_conforms("thp")
+        for name in self.ALIGNED:
+            self.assertGreater(pages[name]["anon_huge_kb"], 0, name)
 
     def test_realprog_driver(self):
         """The driver's protocol, and xz's output the same on each backing."""
