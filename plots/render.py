@@ -564,8 +564,11 @@ def realprog_section(rows, meta):
     src = meta.get("timing_source")
     kind = "hardware time" if contract.timing_is_hardware(src) else contract.timing_label(src)
 
-    # a run that fell back to normal pages is not a run of its backing
-    kept = [r for r in rows if r.get("fallback") != "1"]
+    # a run that fell back to normal pages, or that the driver marked
+    # invalid (other output, other pages), is not a run of its backing
+    def invalid(r):
+        return r.get("fallback") == "1" or r.get("valid") == "0"
+    kept = [r for r in rows if not invalid(r)]
 
     def med(b, col):
         vals = [fnum(r.get(col)) for r in kept if r["backing"] == b]
@@ -578,7 +581,7 @@ def realprog_section(rows, meta):
         u, ulo, uhi = med(b, "user_s")
         w, wlo, whi = med(b, "wall_s")
         pk, pct = med(b, "page_kb")[0], med(b, "huge_pct")[0]
-        fb = sum(1 for r in rows if r["backing"] == b and r.get("fallback") == "1")
+        fb = sum(1 for r in rows if r["backing"] == b and invalid(r))
         out.append([b, "n/a" if pk is None else f"{pk:.0f} kB, {pct or 0:.0f}% huge",
                     str(sum(1 for r in kept if r["backing"] == b)),
                     f"{fmt_num(u, 's')} ({fmt_num(ulo)}..{fmt_num(uhi)})",
@@ -589,11 +592,13 @@ def realprog_section(rows, meta):
     corpus = fmt_bytes(fnum(rows[0].get("corpus_bytes")) or 0) if rows else "?"
     return (f"Real program: {prog} on a {corpus} corpus through hugepreload.so ({kind})",
             "realprog.csv: medians over the runs (min..max), leaving out runs that fell back "
-            "to normal pages (counted under 'fell back'); user_s and minflt from wait4's "
+            "to normal pages or that the driver marked invalid (valid = 0: other output than "
+            "the first backing's, or other pages than promised in an smaps sample), counted "
+            "under 'excluded'; user_s and minflt from wait4's "
             "rusage, wall_s from CLOCK_MONOTONIC; pages from the program's smaps; "
             "user vs none = user_s / none's user_s",
             ["backing", "pages", "runs", "user_s", "user vs none", "wall_s", "minflt",
-             "fell back"], out)
+             "excluded"], out)
 
 
 def realprog_job(run, rows, timing):
