@@ -429,8 +429,22 @@ def streamk_rule(meta):
     other.streamk_llc.note), or why it is not known."""
     llc = (meta.get("other") or {}).get("streamk_llc")
     if isinstance(llc, dict) and llc.get("note"):
-        return str(llc["note"])
+        note = str(llc["note"])
+        # runs before the binary said it label themselves here
+        if llc.get("rule_met") is False and "not STREAM-valid" not in note:
+            note = "not STREAM-valid: " + note
+        return note + streamk_build(meta)
     return "meta.json records no streamk_llc: whether the arrays met STREAM's 4x LLC rule is unknown"
+
+
+def streamk_build(meta):
+    """'; N threads, built with FLAGS' from meta.json other.streamk_build
+    (with its note where the build has no OpenMP), or ''."""
+    b = (meta.get("other") or {}).get("streamk_build")
+    if not isinstance(b, dict):
+        return ""
+    out = f"; {b.get('threads', '?')} thread(s), built with {b.get('cflags', '?')}"
+    return out + ("" if b.get("openmp") else f" ({b.get('note', 'no OpenMP')})")
 
 
 def streamk_sections(streamk, meta):
@@ -445,7 +459,7 @@ def streamk_sections(streamk, meta):
         x = fnum(next(iter(at.values()), {}).get("llc_x"))
         arr = fnum(next(iter(at.values()), {}).get("array_bytes"))
         rule = "LLC unknown" if x is None else \
-            ("met" if x >= 4 else f"not met ({x:.2f}x LLC)")
+            ("met" if x >= 4 else f"not STREAM-valid ({x:.2f}x LLC)")
         rows.append([b, fmt_bytes(arr or 0)] +
                     [fmt_num(fnum((at.get(k) or {}).get("mb_per_s")), "MB/s")
                      for k in STREAM_KERNELS] + [rule])

@@ -26,9 +26,14 @@ arch=${1:-x86_64}
 #   linux-perf         perf in the guest, for ad-hoc use
 #   gnuplot-nox        the figures
 #   python3            the orchestration and tests
+#   likwid             likwid-bench, streamk's oracle natively on an x86_64
+#                      host, whatever the guest (tests/bench/test_streamk.py)
 pkgs="linux-source-6.12 gcc gcc-multilib make bc flex bison libelf-dev libssl-dev ccache lz4
 cpio xz-utils rsync busybox-static qemu-system-x86 linux-perf gnuplot-nox python3
 python3-ply python3-git"
+if [ "$(uname -m)" = x86_64 ]; then
+	pkgs="$pkgs likwid"
+fi
 # For ARCH=arm64:
 #   clang lld llvm     the arm64 kernel (LLVM=1) and its static kselftests
 #                      (--target=aarch64-linux-gnu).  Not Debian's

@@ -12,11 +12,13 @@ from common import BINDIR
 
 
 class BenchRun:
-    def __init__(self, bench, args, timeout=300, bindir=BINDIR):
+    def __init__(self, bench, args, timeout=300, bindir=BINDIR, env=None):
+        """env: variables added to this process's environment."""
         self.bench = bench
         proc = subprocess.Popen([os.path.join(bindir, bench)] + list(args),
                                 stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+                                stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, **(env or {})))
         try:
             self.stdout, self.stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
