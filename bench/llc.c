@@ -13,7 +13,7 @@
 /* the first line of dir/name, newline stripped; 0, or -1 */
 static int read_line(const char *dir, const char *name, char *buf, size_t n)
 {
-	char path[512];
+	char path[700];	/* a struct llc path and a name */
 	FILE *f;
 	int ok;
 

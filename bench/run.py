@@ -937,6 +937,17 @@ def binary(bench, c):
     return REALPROG if bench == REALPROG else c.bench(bench)["binary"]
 
 
+def native_binary(bench, c, bindir):
+    """bench's binary for a native run: streamk's -O3 -march=native build
+    (streamk-native, bench/bench.mk) where it is built, which STREAM's
+    rules allow and @meta streamk_build records; else binary()."""
+    name = binary(bench, c)
+    if bench == "streamk" and os.path.exists(
+            os.path.join(bindir, name + "-native")):
+        return name + "-native"
+    return name
+
+
 def realprog_invocation(p, args):
     """The real-program step: one invocation, every backing (it rotates
     them per repetition itself, and skips what the kernel lacks)."""
@@ -1206,7 +1217,8 @@ def streamk_fit_pool(res, cmd, free_2m):
     hold when the pool could not be raised far enough for it (the rows
     and @meta streamk_llc then say STREAM's 4x rule was not met; a note
     says why).  Other commands are returned as they are."""
-    if os.path.basename(cmd[0]) != "streamk" or "--sizes" not in cmd:
+    if os.path.basename(cmd[0]) not in ("streamk", "streamk-native") or \
+            "--sizes" not in cmd:
         return cmd
     i = cmd.index("--sizes") + 1
     want = max(size_bytes(x) for x in cmd[i].split(","))
@@ -1276,8 +1288,8 @@ def main(argv=None):
     if guest:
         cmds = [guest_command(p, args, runs, c)]
     else:
-        cmds = [[os.path.join(args.bindir, binary(b, c))] + a
-                for b, a in runs]
+        cmds = [[os.path.join(args.bindir, native_binary(b, c, args.bindir))]
+                + a for b, a in runs]
     if args.dry_run:
         for cmd in cmds:
             print(" ".join(shlex.quote(x) for x in cmd))

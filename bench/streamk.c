@@ -3,14 +3,31 @@
  * streamk.c - STREAM's four kernels, by STREAM's rules, on each backing.
  *
  * Three arrays of doubles a, b, c, laid one after another in the runner's
- * mapping of the working set (wss_bytes = the three arrays; each array is
- * a third of it, whole 64-byte lines).  Each iteration runs, timed one by
- * one, STREAM's kernels in STREAM's order:
+ * mapping of the working set (wss_bytes; each array is a third of it less
+ * the room for the offsets below, in whole 64-byte lines).  b starts 21
+ * lines (1344 B) and c 42 lines past a multiple of 4 KB from a, as
+ * STREAM's OFFSET does: arrays of a power-of-two size on huge pages would
+ * otherwise share their low address bits, so a[j], b[j] and c[j] would
+ * fall in the same cache sets and alias in the 4 KB store-to-load check.
+ * Each iteration runs, timed one by one, STREAM's kernels in STREAM's
+ * order:
  *
  *   copy   c[j] = a[j]                bytes counted 2 x 8 per element
  *   scale  b[j] = q * c[j]            2 x 8
  *   add    c[j] = a[j] + b[j]         3 x 8
  *   triad  a[j] = b[j] + q * c[j]     3 x 8        (q = 3.0, as STREAM)
+ *
+ * Threads as STREAM's: built with -fopenmp (bench/bench.mk), each kernel
+ * runs in one parallel region of OMP_NUM_THREADS threads (OpenMP's default:
+ * every CPU allowed), each thread on its own contiguous slice of the
+ * arrays, as STREAM's "omp parallel for" with the static schedule.  The
+ * runner pins the process to one CPU; the threads are let out onto every
+ * CPU the run was allowed at start (STREAM does not pin them; OMP_PROC_BIND
+ * and OMP_PLACES work as usual).  The time is taken around the region,
+ * fork and join included, as STREAM takes it.  The build's compiler
+ * options (STREAMK_CFLAGS, from bench.mk: the portable build, and
+ * streamk-native's -O3 -march=native for native runs, which STREAM allows)
+ * and the threads are said in @meta streamk_build and the rows.
  *
  * The loops are our own: memcpy and memset pick their strategy by size
  * (and non-temporal stores above some threshold), so they would measure
@@ -22,9 +39,10 @@
  * --warmup iterations (STREAM: one) are excluded and the best (shortest)
  * time of the rest is reported, as MB/s = 1e-6 x bytes / best time.  The
  * profile passes --warmup 1 --reps 9, STREAM's NTIMES = 10.  STREAM also
- * wants each array at least 4x the last-level cache (llc.h): the rows say
- * how many LLCs an array is (llc_x), and an @meta streamk_llc line says
- * whether the rule was met and why not.
+ * wants each array at least 4x the last-level cache (llc.h, or --llc): the
+ * rows say how many LLCs an array is (llc_x) and label a run below it "not
+ * STREAM-valid" (stream_rule), and an @meta streamk_llc line says whether
+ * the rule was met and why not.
  *
  * Validation, as STREAM's checkSTREAMresults: starting from a = 1, b = 2,
  * c = 0, one iteration maps a to (2q + q^2) a = 15 a, so after n iterations
@@ -33,6 +51,7 @@
  * and a mismatch fails the backing with no rows written.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <math.h>
 #include <sched.h>
 #include <stdint.h>
@@ -48,6 +67,50 @@
 #define EPS 1e-13		/* STREAM's relative error bound (doubles) */
 #define MAX_ITERS 200		/* 4 x 15^(n-1) stays below DBL_MAX */
 #define LLC_RULE 4		/* arrays at least 4x the last-level cache */
+#define SPREAD (PAGE / 3 / LINE * LINE)	/* b, c: 1/3, 2/3 into a page */
+
+#ifndef STREAMK_CFLAGS
+#define STREAMK_CFLAGS "unrecorded"
+#endif
+#ifndef STREAMK_NO_OMP		/* why a build has no OpenMP (bench.mk) */
+#define STREAMK_NO_OMP "built without -fopenmp"
+#endif
+#ifdef _OPENMP
+#define OMP_NOTE "OpenMP threads (OMP_NUM_THREADS)"
+#else
+#define OMP_NOTE "one thread, not STREAM's OpenMP threads: " STREAMK_NO_OMP
+#endif
+
+/*
+ * libgomp's API, declared here rather than from omp.h, which the arm64
+ * cross build (clang, no OpenMP runtime: bench.mk) need not find.
+ */
+#ifdef _OPENMP
+#define OMP(directive) _Pragma(#directive)
+int omp_get_max_threads(void);
+int omp_get_num_threads(void);
+int omp_get_thread_num(void);
+
+/*
+ * libgomp's loader of offloading plugins (GPU targets) calls dlopen, which
+ * a static glibc program can do only with the shared libraries of the
+ * glibc it was linked with: the guest has none, and the static link warns.
+ * streamk offloads nothing: bench.mk links it with --wrap=dlopen, so that
+ * libgomp's call comes here and finds no plugin.
+ */
+void *__wrap_dlopen(const char *file, int mode);
+void *__wrap_dlopen(const char *file, int mode)
+{
+	(void)file;
+	(void)mode;
+	return NULL;
+}
+#else				/* benchtool's copy, and the arm64 build */
+#define OMP(directive)
+static int omp_get_max_threads(void) { return 1; }
+static int omp_get_num_threads(void) { return 1; }
+static int omp_get_thread_num(void) { return 0; }
+#endif
 
 /*
  * Keeps the compiler from replacing a loop by a memcpy/memset call (gcc's
@@ -68,58 +131,82 @@ static const int karrays[K_NR] = { 2, 2, 3, 3 };	/* arrays touched */
 
 static const char *const corrupt_choices[] = { "none", "a", "b", "c", NULL };
 static int corrupt;		/* index into corrupt_choices */
+static size_t llc_opt;		/* --llc: 0 reads it (llc.h) */
+static size_t spread = SPREAD;	/* --offset: b's, and half c's, from a */
+/* the CPUs the process was allowed at start, before the runner pins it */
+static cpu_set_t start_cpus;
+static int start_cpus_ok;
+
+static void __attribute__((constructor)) save_start_cpus(void)
+{
+	start_cpus_ok = !sched_getaffinity(0, sizeof(start_cpus), &start_cpus);
+}
 
 static const struct bench_opt streamk_opts[] = {
 	{ .name = "corrupt", .arg = "ARRAY", .kind = OPT_CHOICE,
 	  .dst = &corrupt, .choices = corrupt_choices,
 	  .help = "none|a|b|c: change one element of that array before the "
 	  "check, which must then fail the backing (proves the check; none)" },
+	{ .name = "offset", .arg = "BYTES", .kind = OPT_SIZE, .dst = &spread,
+	  .help = "b starts this far past a multiple of 4 KB from a, c twice "
+	  "as far: whole lines below 2 KB; 0 lays the arrays on page "
+	  "boundaries, so that they alias (1344: a third of a page)" },
+	{ .name = "llc", .arg = "SIZE", .kind = OPT_SIZE, .dst = &llc_opt,
+	  .min = 1, .help = "the last-level cache STREAM's 4x rule is applied "
+	  "with, where sysfs and CPUID are wrong or silent (read: benchtool "
+	  "llc)" },
 	{ 0 },
 };
 
+/* the kernels, each over elements [lo, hi) of a thread's slice */
 static NO_LIBCALL void streamk_copy(double *restrict c,
-				    const double *restrict a, size_t n)
+				    const double *restrict a, size_t lo,
+				    size_t hi)
 {
 	size_t j;
 
-	for (j = 0; j < n; j++)
+	for (j = lo; j < hi; j++)
 		c[j] = a[j];
 }
 
 static NO_LIBCALL void streamk_scale(double *restrict b,
-				     const double *restrict c, size_t n)
+				     const double *restrict c, size_t lo,
+				     size_t hi)
 {
 	size_t j;
 
-	for (j = 0; j < n; j++)
+	for (j = lo; j < hi; j++)
 		b[j] = Q * c[j];
 }
 
 static NO_LIBCALL void streamk_add(double *restrict c,
 				   const double *restrict a,
-				   const double *restrict b, size_t n)
+				   const double *restrict b, size_t lo,
+				   size_t hi)
 {
 	size_t j;
 
-	for (j = 0; j < n; j++)
+	for (j = lo; j < hi; j++)
 		c[j] = a[j] + b[j];
 }
 
 static NO_LIBCALL void streamk_triad(double *restrict a,
 				     const double *restrict b,
-				     const double *restrict c, size_t n)
+				     const double *restrict c, size_t lo,
+				     size_t hi)
 {
 	size_t j;
 
-	for (j = 0; j < n; j++)
+	for (j = lo; j < hi; j++)
 		a[j] = b[j] + Q * c[j];
 }
 
-static NO_LIBCALL void streamk_init(double *a, double *b, double *c, size_t n)
+static NO_LIBCALL void streamk_init(double *a, double *b, double *c,
+				    size_t lo, size_t hi)
 {
 	size_t j;
 
-	for (j = 0; j < n; j++) {
+	for (j = lo; j < hi; j++) {
 		a[j] = 1.0;
 		b[j] = 2.0;
 		c[j] = 0.0;
@@ -131,27 +218,44 @@ struct arrays {
 	size_t n;		/* elements per array */
 };
 
-/* one timed run of kernel k; returns ns */
-static double run_kernel(enum kern k, const struct arrays *v)
+enum { K_INIT = K_NR };
+
+/*
+ * Kernel k (or K_INIT) on this thread's slice: the threads split the
+ * arrays into contiguous runs of whole lines, as STREAM's static schedule.
+ */
+static void run_slice(int k, const struct arrays *v)
 {
-	double t0 = now_ns();
+	size_t per = LINE / sizeof(double), lines = v->n / per;
+	size_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+	size_t lo = lines * t / nt * per, hi = lines * (t + 1) / nt * per;
 
 	switch (k) {
 	case K_COPY:
-		streamk_copy(v->c, v->a, v->n);
+		streamk_copy(v->c, v->a, lo, hi);
 		break;
 	case K_SCALE:
-		streamk_scale(v->b, v->c, v->n);
+		streamk_scale(v->b, v->c, lo, hi);
 		break;
 	case K_ADD:
-		streamk_add(v->c, v->a, v->b, v->n);
+		streamk_add(v->c, v->a, v->b, lo, hi);
 		break;
 	case K_TRIAD:
-		streamk_triad(v->a, v->b, v->c, v->n);
+		streamk_triad(v->a, v->b, v->c, lo, hi);
 		break;
 	default:
+		streamk_init(v->a, v->b, v->c, lo, hi);
 		break;
 	}
+}
+
+/* one timed run of kernel k on every thread; returns ns */
+static double run_kernel(int k, const struct arrays *v)
+{
+	double t0 = now_ns();
+
+	OMP(omp parallel)
+	run_slice(k, v);
 	return now_ns() - t0;
 }
 
@@ -178,22 +282,39 @@ static int check_arrays(const struct bench_ctx *x, const struct arrays *v,
 	return 0;
 }
 
-/* STREAM's rule on array size, said once per size as @meta streamk_llc */
-static double llc_meta(const struct bench_ctx *x, size_t array_bytes)
+/* the LLC the rule is applied with: --llc, else llc.h's; 0 or -1 */
+static int read_llc(const struct bench_ctx *x, struct llc *l, char *why,
+		    size_t n)
+{
+	if (!llc_opt)
+		return llc_read(NULL, x->o->cpu, 1, l, why, n);
+	*l = (struct llc){ .bytes = llc_opt, .level = 0, .source = "option" };
+	return 0;
+}
+
+/*
+ * STREAM's rule on array size, said once per size as @meta streamk_llc;
+ * returns llc_x (arrays per LLC; -1 unknown) and sets *rule, the rows'
+ * stream_rule: "met", "not STREAM-valid" or "LLC unknown".
+ */
+static double llc_meta(const struct bench_ctx *x, size_t array_bytes,
+		       const char **rule)
 {
 	struct llc l;
 	char why[300], esc[400], note[400];
-	int known = !llc_read(NULL, x->o->cpu, 1, &l, why, sizeof(why));
+	int known = !read_llc(x, &l, why, sizeof(why));
 	int met = known && array_bytes >= LLC_RULE * l.bytes;
 
+	*rule = !known ? "LLC unknown" : met ? "met" : "not STREAM-valid";
 	if (!known)
 		snprintf(note, sizeof(note), "LLC size unknown (%s): STREAM's "
 			 "rule cannot be checked", why);
 	else if (!met)
-		snprintf(note, sizeof(note), "arrays of %zu B are below %dx the "
-			 "last-level cache (%llu B, %s): not STREAM's rule; the "
-			 "run used what its profile and memory allow", array_bytes,
-			 LLC_RULE, l.bytes, l.source);
+		snprintf(note, sizeof(note), "not STREAM-valid: arrays of %zu B "
+			 "are below %dx the last-level cache (%llu B, %s): not "
+			 "STREAM's rule; the run used what its profile and "
+			 "memory allow", array_bytes, LLC_RULE, l.bytes,
+			 l.source);
 	else
 		snprintf(note, sizeof(note), "arrays of %zu B are at least %dx "
 			 "the last-level cache (%llu B, %s)", array_bytes,
@@ -214,7 +335,8 @@ static double llc_meta(const struct bench_ctx *x, size_t array_bytes)
  * skipped; returns the triad's MB/s.
  */
 static double emit_rows(const struct bench_ctx *x, const struct arrays *v,
-		      double *t[K_NR], double llc_x)
+			double *t[K_NR], double llc_x, int threads,
+			const char *rule)
 {
 	int warm = x->o->warmup, reps = x->o->reps, k, r;
 	double mb = 0;
@@ -232,21 +354,107 @@ static double emit_rows(const struct bench_ctx *x, const struct arrays *v,
 		}
 		mb = 1e-6 * bytes / (best * 1e-9);
 		/* the columns of streamk_bench, in order */
-		emit_row("%s,%lu,%zu,%s,%.1f,%zu,%zu,%.9f,%.9f,%.9f,%d,%s",
+		emit_row("%s,%lu,%zu,%s,%.1f,%zu,%zu,%.9f,%.9f,%.9f,%d,%s,%d,%s",
 			 x->b->name, x->page_kb, x->o->sizes[x->si], kname[k],
 			 mb, v->n * sizeof(double),
 			 bytes, best * 1e-9, sum / reps * 1e-9, worst * 1e-9,
-			 reps, fmt_opt(buf, sizeof(buf), llc_x >= 0, llc_x));
+			 reps, fmt_opt(buf, sizeof(buf), llc_x >= 0, llc_x),
+			 threads, rule);
 	}
 	return mb;
+}
+
+/*
+ * a, b and c in the mapping at base: each a whole number of lines, b and
+ * c starting spread and 2 x spread past a page multiple from a (the gaps
+ * take at most two pages, which the arrays leave over).  Said once per
+ * size as @meta streamk_layout (byte offsets from the mapping's start).
+ */
+static void lay_out(struct arrays *v, char *base, size_t wss)
+{
+	size_t per = LINE / sizeof(double), bytes, b_off, c_off;
+
+	v->n = wss > 2 * PAGE ? (wss - 2 * PAGE) / 3 / LINE * per : 0;
+	bytes = v->n * sizeof(double);
+	b_off = (bytes + PAGE - spread - 1) / PAGE * PAGE + spread;
+	c_off = (b_off + bytes + PAGE - 2 * spread - 1) / PAGE * PAGE +
+		2 * spread;
+	v->a = (double *)base;
+	v->b = (double *)(base + b_off);
+	v->c = (double *)(base + c_off);
+	printf("@meta streamk_layout {\"wss_bytes\": %zu, \"array_bytes\": "
+	       "%zu, \"offset\": %zu, \"a\": 0, \"b\": %zu, \"c\": %zu}\n",
+	       wss, bytes, spread, b_off, c_off);
+}
+
+/*
+ * Lets the threads out of the runner's pin onto the CPUs the process had
+ * at start (one thread stays pinned: nothing to do), and says the build,
+ * threads and CPUs as @meta streamk_build; returns the threads.
+ */
+static int start_threads(const struct bench_ctx *x)
+{
+	int threads = omp_get_max_threads(), c, first = 1;
+	cpu_set_t now;
+
+	if (threads > 1 && start_cpus_ok &&
+	    sched_setaffinity(0, sizeof(start_cpus), &start_cpus))
+		progress("warning: threads stay on CPU %d: %s", x->o->cpu,
+			 strerror(errno));
+	OMP(omp parallel)
+	{
+		OMP(omp single)
+		threads = omp_get_num_threads();
+	}
+	printf("@meta streamk_build {\"cflags\": \"%s\", \"openmp\": %s, "
+	       "\"note\": \"%s\", \"threads\": %d, \"pinned_cpu\": %d, "
+	       "\"cpus\": \"", STREAMK_CFLAGS,
+#ifdef _OPENMP
+	       "true",
+#else
+	       "false",
+#endif
+	       OMP_NOTE, threads, x->o->cpu);
+	if (!sched_getaffinity(0, sizeof(now), &now))
+		for (c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &now)) {
+				printf("%s%d", first ? "" : ",", c);
+				first = 0;
+			}
+	printf("\"}\n");
+	return threads;
+}
+
+/* the runner's pin again, for the next backing's checks and counters */
+static void stop_threads(const struct bench_ctx *x)
+{
+	cpu_set_t one;
+
+	if (x->o->cpu < 0)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(x->o->cpu, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+}
+
+static int check(char *why, size_t n)
+{
+	if (spread % LINE || 2 * spread >= PAGE) {
+		snprintf(why, n, "--offset %zu: give whole lines (a multiple of "
+			 "%d) below %d, e.g. %d", spread, LINE, PAGE / 2,
+			 SPREAD);
+		return -1;
+	}
+	return 0;
 }
 
 static int measure(const struct bench_ctx *x)
 {
 	size_t wss = x->o->sizes[x->si];
-	int iters = x->o->warmup + x->o->reps, it, k, bad = 0;
-	struct arrays v = { .n = wss / 3 / LINE * (LINE / sizeof(double)) };
+	int iters = x->o->warmup + x->o->reps, it, k, bad = 0, threads;
+	struct arrays v;
 	double *t[K_NR] = { 0 }, llc_x;
+	const char *rule;
 
 	if (iters > MAX_ITERS) {
 		emit_error("--warmup + --reps is %d, above %d: the arrays grow "
@@ -255,9 +463,7 @@ static int measure(const struct bench_ctx *x)
 			   MAX_ITERS);
 		return -1;
 	}
-	v.a = (double *)x->m->addr;
-	v.b = v.a + v.n;
-	v.c = v.b + v.n;
+	lay_out(&v, x->m->addr, wss);
 	for (k = 0; k < K_NR; k++)
 		if (!(t[k] = calloc(iters, sizeof(double))))
 			bad = -1;
@@ -265,17 +471,20 @@ static int measure(const struct bench_ctx *x)
 		emit_error("out of memory");
 		goto out;
 	}
-	llc_x = llc_meta(x, v.n * sizeof(double));
-	streamk_init(v.a, v.b, v.c, v.n);
+	llc_x = llc_meta(x, v.n * sizeof(double), &rule);
+	threads = start_threads(x);
+	run_kernel(K_INIT, &v);
 	for (it = 0; it < iters; it++)
 		for (k = 0; k < K_NR; k++)
 			t[k][it] = run_kernel(k, &v);
+	stop_threads(x);
 	if (corrupt)		/* 1, 2, 3: a, b, c */
 		(corrupt == 1 ? v.a : corrupt == 2 ? v.b : v.c)[v.n / 2] += 1.0;
 	bad = check_arrays(x, &v, iters);
 	if (!bad)
-		progress("%-14s %10zu B (%d/%d): triad %.0f MB/s", x->b->name,
-			 wss, x->si + 1, x->o->nsizes, emit_rows(x, &v, t, llc_x));
+		progress("%-14s %10zu B (%d/%d): triad %.0f MB/s, %d threads",
+			 x->b->name, wss, x->si + 1, x->o->nsizes,
+			 emit_rows(x, &v, t, llc_x, threads, rule), threads);
 out:
 	for (k = 0; k < K_NR; k++)
 		free(t[k]);
@@ -287,12 +496,14 @@ static const struct bench streamk_bench = {
 	.desc = "STREAM's copy, scale, add and triad by STREAM's rules (best "
 		"of the iterations after the first, MB/s)",
 	.columns = "backing,page_kb,wss_bytes,kernel,mb_per_s,array_bytes,"
-		   "bytes_per_iter,best_s,avg_s,max_s,reps,llc_x",
+		   "bytes_per_iter,best_s,avg_s,max_s,reps,llc_x,threads,"
+		   "stream_rule",
 	.key = "backing,kernel,wss_bytes",
 	.metric = "mb_per_s",
 	.lower_is_better = 0,
 	.opts = streamk_opts,
-	.min_wss = 3 * LINE,
+	.check = check,
+	.min_wss = 3 * LINE + 2 * PAGE,
 	.measure = measure,
 };
 BENCH_REGISTER(streamk_bench);

@@ -7,7 +7,8 @@
 #
 # DATA is realprog.csv, one row per run (columns found by header name).
 # Each panel: a bar at the median of a backing's runs, a point per run;
-# runs that fell back to normal pages (fallback = 1) are left out.
+# runs that fell back to normal pages (fallback = 1) or that the driver
+# marked invalid (valid = 0: other output, other pages) are left out.
 # Left: user_s (CPU time in user mode).  Middle: wall_s.  Right: minflt
 # (log scale), with the median page size and huge-page share smaps showed
 # (page_kb, huge_pct) over each bar.  EXTRA: the corpus and command,
@@ -15,7 +16,7 @@
 
 FIG_W = 1300; FIG_H = 620
 FIGTITLE = "A real program on each backing: " . (ARG6 ne "" ? ARG6 : "xz -9 through hugepreload.so")
-SOURCENOTE = "x = backing; bars = median of the runs (rep) that did not fall back, points = each run; " . \
+SOURCENOTE = "x = backing; bars = median of the valid runs (rep) that did not fall back, points = each; " . \
              "y = user_s, wall_s, minflt; labels = page_kb and huge_pct from smaps"
 call ARG0[1:strlen(ARG0)-strlen("realprog.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8 ARG9
 
@@ -26,7 +27,7 @@ array MF[NB > 0 ? NB : 1]
 array PG[NB > 0 ? NB : 1]
 # med(c) is the median of column c over backing b's kept rows (NaN
 # without any).
-kept(b) = isb(b) && column("fallback") == 0
+kept(b) = isb(b) && column("fallback") == 0 && column("valid") != 0
 med(c) = "undefine STATS_*; stats DATA using (kept(b) ? column('" . c . "') : NaN) nooutput; " . \
          "M = exists('STATS_median') ? STATS_median : NaN"
 do for [i=1:NB] {

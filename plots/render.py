@@ -567,8 +567,22 @@ def streamk_rule(meta):
     other.streamk_llc.note), or why it is not known."""
     llc = (meta.get("other") or {}).get("streamk_llc")
     if isinstance(llc, dict) and llc.get("note"):
-        return str(llc["note"])
+        note = str(llc["note"])
+        # runs before the binary said it label themselves here
+        if llc.get("rule_met") is False and "not STREAM-valid" not in note:
+            note = "not STREAM-valid: " + note
+        return note + streamk_build(meta)
     return "meta.json records no streamk_llc: whether the arrays met STREAM's 4x LLC rule is unknown"
+
+
+def streamk_build(meta):
+    """'; N threads, built with FLAGS' from meta.json other.streamk_build
+    (with its note where the build has no OpenMP), or ''."""
+    b = (meta.get("other") or {}).get("streamk_build")
+    if not isinstance(b, dict):
+        return ""
+    out = f"; {b.get('threads', '?')} thread(s), built with {b.get('cflags', '?')}"
+    return out + ("" if b.get("openmp") else f" ({b.get('note', 'no OpenMP')})")
 
 
 def streamk_sections(streamk, meta):
@@ -583,7 +597,7 @@ def streamk_sections(streamk, meta):
         x = fnum(next(iter(at.values()), {}).get("llc_x"))
         arr = fnum(next(iter(at.values()), {}).get("array_bytes"))
         rule = "LLC unknown" if x is None else \
-            ("met" if x >= 4 else f"not met ({x:.2f}x LLC)")
+            ("met" if x >= 4 else f"not STREAM-valid ({x:.2f}x LLC)")
         rows.append([b, fmt_bytes(arr or 0)] +
                     [fmt_num(fnum((at.get(k) or {}).get("mb_per_s")), "MB/s")
                      for k in STREAM_KERNELS] + [rule])
@@ -741,8 +755,11 @@ def realprog_section(rows, meta):
     src = meta.get("timing_source")
     kind = "hardware time" if contract.timing_is_hardware(src) else contract.timing_label(src)
 
-    # a run that fell back to normal pages is not a run of its backing
-    kept = [r for r in rows if r.get("fallback") != "1"]
+    # a run that fell back to normal pages, or that the driver marked
+    # invalid (other output, other pages), is not a run of its backing
+    def invalid(r):
+        return r.get("fallback") == "1" or r.get("valid") == "0"
+    kept = [r for r in rows if not invalid(r)]
 
     def med(b, col):
         vals = [fnum(r.get(col)) for r in kept if r["backing"] == b]
@@ -755,7 +772,7 @@ def realprog_section(rows, meta):
         u, ulo, uhi = med(b, "user_s")
         w, wlo, whi = med(b, "wall_s")
         pk, pct = med(b, "page_kb")[0], med(b, "huge_pct")[0]
-        fb = sum(1 for r in rows if r["backing"] == b and r.get("fallback") == "1")
+        fb = sum(1 for r in rows if r["backing"] == b and invalid(r))
         out.append([b, "n/a" if pk is None else f"{pk:.0f} kB, {pct or 0:.0f}% huge",
                     str(sum(1 for r in kept if r["backing"] == b)),
                     f"{fmt_num(u, 's')} ({fmt_num(ulo)}..{fmt_num(uhi)})",
@@ -766,11 +783,13 @@ def realprog_section(rows, meta):
     corpus = fmt_bytes(fnum(rows[0].get("corpus_bytes")) or 0) if rows else "?"
     return (f"Real program: {prog} on a {corpus} corpus through hugepreload.so ({kind})",
             "realprog.csv: medians over the runs (min..max), leaving out runs that fell back "
-            "to normal pages (counted under 'fell back'); user_s and minflt from wait4's "
+            "to normal pages or that the driver marked invalid (valid = 0: other output than "
+            "the first backing's, or other pages than promised in an smaps sample), counted "
+            "under 'excluded'; user_s and minflt from wait4's "
             "rusage, wall_s from CLOCK_MONOTONIC; pages from the program's smaps; "
             "user vs none = user_s / none's user_s",
             ["backing", "pages", "runs", "user_s", "user vs none", "wall_s", "minflt",
-             "fell back"], out)
+             "excluded"], out)
 
 
 def realprog_job(run, rows, timing):

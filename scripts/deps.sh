@@ -40,10 +40,12 @@ arch=${1:-x86_64}
 #   lavacli            make lava-fetch asks a LAVA server for a job's log
 #   lava-dispatcher    lava-run, which make test runs one generated job with
 #   python3-yaml       lava/: LAVA jobs and logs are YAML
+#   likwid             likwid-bench, streamk's oracle natively on this x86_64
+#                      host, whatever the guest (tests/bench/test_streamk.py)
 pkgs="linux-source-6.12 gcc gcc-multilib make bc flex bison libelf-dev libssl-dev ccache lz4
 cpio xz-utils rsync busybox-static qemu-system-x86 linux-perf gnuplot-nox python3
 python3-ply python3-git patch strace debootstrap python3-yaml lava-common lavacli
-lava-dispatcher"
+lava-dispatcher likwid"
 # lava-dispatcher pulls in about 136 packages (udev, systemd-sysv,
 # libguestfs, kernel headers) and, left alone, apt would also upgrade these,
 # which the suite depends on (perf in the guest, the kernel headers the

@@ -38,7 +38,11 @@
  * MAP_HUGETLB; mremap shrinks in place, grows by mapping anew on the same
  * backing (moving 4 KB and THP pages, copying hugetlb ones, whose mappings
  * the kernel cannot grow), and refuses (EINVAL) a range that is not a
- * whole backed mapping or MREMAP_FIXED/MREMAP_DONTUNMAP on one.
+ * whole backed mapping or MREMAP_FIXED/MREMAP_DONTUNMAP on one; a plain
+ * mapping moved by MREMAP_FIXED onto a backed range takes that range out
+ * of the table.  Aligned allocations (memalign, aligned_alloc,
+ * posix_memalign) are served up to 1 GB alignment, cut from a larger
+ * block where the alignment exceeds the backing's page.
  *
  * When the pool runs out (mmap fails with ENOMEM: hugetlb reserves at
  * mmap), the request gets normal pages (glibc's, or a plain anonymous
@@ -655,6 +659,27 @@ static void *remap_region(struct region *r, size_t new_len, int flags)
 	return move_grow(r, new_len);
 }
 
+/*
+ * mremap of a mapping that is not ours.  With MREMAP_FIXED the kernel
+ * unmaps whatever was at the target first, which may be (part of) one of
+ * ours: that part leaves the table, or a later munmap or mremap of the
+ * moved mapping would be judged by a stale entry.
+ */
+static void *plain_mremap(void *old, size_t old_len, size_t new_len,
+			  int flags, void *new_addr)
+{
+	uintptr_t n = (uintptr_t)new_addr, e = n + round_up(new_len, BASE_PAGE);
+	void *p = (void *)syscall(SYS_mremap, old, old_len, new_len, flags,
+				  new_addr);
+
+	if (p != MAP_FAILED && (flags & MREMAP_FIXED) && maybe_ours(n, e)) {
+		pthread_mutex_lock(&lock);
+		carve(n, e);
+		pthread_mutex_unlock(&lock);
+	}
+	return p;
+}
+
 void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 {
 	uintptr_t a = (uintptr_t)old;
@@ -668,14 +693,12 @@ void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 		va_end(ap);
 	}
 	if (!maybe_ours(a, a + (old_len ? old_len : 1)))
-		return (void *)syscall(SYS_mremap, old, old_len, new_len,
-				       flags, new_addr);
+		return plain_mremap(old, old_len, new_len, flags, new_addr);
 	pthread_mutex_lock(&lock);
 	r = find(a);
 	if (!r) {
 		pthread_mutex_unlock(&lock);
-		return (void *)syscall(SYS_mremap, old, old_len, new_len,
-				       flags, new_addr);
+		return plain_mremap(old, old_len, new_len, flags, new_addr);
 	}
 	if (a != r->start || round_up(old_len, BASE_PAGE) !=
 	    round_up(r->user_end - r->start, BASE_PAGE)) {
@@ -801,11 +824,52 @@ void *reallocarray(void *p, size_t n, size_t m)
 	return realloc(p, t);
 }
 
-/* backed blocks start on a page of the backing: any smaller alignment */
+/*
+ * A backed block of n bytes aligned to align (a power of two above the
+ * backing's page, at most MAX_ALIGN): align - page bytes more are mapped,
+ * then the head before the aligned start and the tail past its last page
+ * go back.  Both cuts fall on the backing's pages, as hugetlb needs.
+ * NULL: let glibc serve it.
+ */
+#define MAX_ALIGN (1UL << 30)
+
+static void *big_aligned(size_t align, size_t n)
+{
+	size_t extra = align - cfg.page;
+	uintptr_t p, a, e;
+	struct region *r;
+
+	if (n > SIZE_MAX - extra || !(p = (uintptr_t)big_alloc(n + extra)))
+		return NULL;
+	a = round_up(p, align);
+	pthread_mutex_lock(&lock);
+	r = find(p);
+	e = r->end;
+	*r = (struct region){ a, a + round_up(n, cfg.page), a + n, 1 };
+	if (a > p)
+		sys_munmap((void *)p, a - p);
+	if (e > r->end)
+		sys_munmap((void *)r->end, e - r->end);
+	update_range();
+	pthread_mutex_unlock(&lock);
+	return (void *)a;
+}
+
+/*
+ * Backed blocks start on a page of the backing, so any alignment up to it
+ * is free; larger powers of two are cut from a larger block.  What else
+ * (not a power of two: glibc rounds it up; huge or overflowing) glibc
+ * answers.
+ */
 void *memalign(size_t align, size_t n)
 {
-	void *p = align <= BASE_PAGE ? big_alloc(n) : NULL;
+	void *p = NULL;
 
+	ready();
+	if (align <= cfg.page)
+		p = big_alloc(n);
+	else if (!(align & (align - 1)) && align <= MAX_ALIGN)
+		p = big_aligned(align, n);
 	return p ? p : __libc_memalign(align, n);
 }
 
@@ -832,7 +896,10 @@ void *valloc(size_t n)
 	return memalign(BASE_PAGE, n);
 }
 
+/* n rounded up to whole pages; ENOMEM where that overflows, as glibc */
 void *pvalloc(size_t n)
 {
+	if (n > SIZE_MAX - (BASE_PAGE - 1))
+		return errno = ENOMEM, NULL;
 	return memalign(BASE_PAGE, round_up(n, BASE_PAGE));
 }

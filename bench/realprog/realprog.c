@@ -6,7 +6,7 @@
  *
  *   realprog [--backings LIST] [--reps N] [--corpus SIZE] [--seed N]
  *            [--level N] [--preload PATH] [--xz PATH] [--dir DIR]
- *            [--sample-ms N]
+ *            [--sample-ms N] [--cpu N]
  *
  * Why xz: "xz -9" keeps a 64 MB dictionary, a binary-tree match finder of
  * 512 MB and a 64 MB hash (about 700 MB, allocated at start whatever the
@@ -25,17 +25,24 @@
  * Per run: wall time (CLOCK_MONOTONIC around fork .. wait4), user and
  * system time and faults (wait4's rusage), the page sizes the program got
  * (its /proc/PID/smaps sampled every 5 ms at first, then at intervals
- * doubling up to --sample-ms; the sample with the most resident memory in
- * big mappings is kept), whether hugepreload fell back
- * (its stderr line), and the size and FNV-1a hash of the output, which
- * must be the same on every backing.  One "@row realprog" per run; the
- * columns are in results/README.md.
+ * doubling up to --sample-ms: each sample that finds big mappings resident
+ * votes for the page size holding most of them; page_kb is the majority,
+ * and a run promised one page size is valid only if every sample saw it;
+ * the sizes and shares are from the sample with the most resident), whether
+ * hugepreload fell back (its stderr line), and the size and FNV-1a hash of
+ * the output, which must be the same on every backing.  The program runs
+ * pinned to one CPU (--cpu; default the last this process may use), the
+ * driver wherever the scheduler puts it.  A run with another output, the
+ * wrong pages or a fallback is still a row, with valid = 0, an @error, and
+ * is left out of the medians (plots/render.py).  One "@row realprog" per
+ * run; the columns are in results/README.md.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,9 +57,11 @@
 
 #define COLUMNS "backing,rep,page_kb,huge_pct,wall_s,user_s,sys_s,minflt," \
 		"majflt,maxrss_kb,big_kb,resident_kb,huge_kb,fallback," \
-		"out_bytes,out_fnv,corpus_bytes,program"
+		"out_bytes,out_fnv,corpus_bytes,program,cpu,samples," \
+		"page_agree,valid"
 #define MIN_BIG (1UL << 20)	/* a "big" mapping; hugepreload's default */
 #define MAX_BACKINGS 16
+#define MAX_VOTES 4		/* distinct page sizes a run's samples saw */
 
 static const char *const all_backings[] = {
 	"off", "none", "thp", "hugetlbfs", "maphugetlb", "devhugetlb",
@@ -68,13 +77,17 @@ static struct {
 	const char *xz;
 	const char *dir;
 	int sample_ms;
-} opt = { "", 3, 16 << 20, 1, 9, "", "/usr/bin/xz", "/tmp", 200 };
+	int cpu;		/* the program's CPU; -1: the last allowed */
+} opt = { "", 3, 16 << 20, 1, 9, "", "/usr/bin/xz", "/tmp", 200, -1 };
 
 /* one run's measurements */
 struct run {
 	double wall_s, user_s, sys_s;
 	long minflt, majflt, maxrss_kb;
 	unsigned long big_kb, resident_kb, huge_kb, page_kb;
+	/* each sample's vote: page size (kB) and how many samples said it */
+	unsigned long vote_kb[MAX_VOTES];
+	int vote_n[MAX_VOTES], samples, page_agree;
 	int fallback;
 	unsigned long long out_bytes;
 	uint64_t out_fnv;
@@ -242,6 +255,7 @@ static struct outcome {
 	const char *name, *status;
 	char reason[256];
 	unsigned long page_kb;
+	int excluded;		/* runs left out of the medians */
 } outcomes[MAX_BACKINGS];
 static int noutcomes;
 
@@ -254,9 +268,12 @@ static void record(const char *b, const char *status, const char *why,
 		o++;
 	if (o == outcomes + noutcomes)
 		noutcomes++;
-	else if (!strcmp(o->status, "failed"))
+	else if (!strcmp(o->status, "failed")) {
+		o->excluded += !strcmp(status, "failed");
 		return;		/* a failure in any repetition stays */
+	}
 	o->name = b;
+	o->excluded += !strcmp(status, "failed");
 	o->status = status;
 	snprintf(o->reason, sizeof(o->reason), "%s", why);
 	o->page_kb = page_kb;
@@ -269,13 +286,32 @@ static void emit_outcomes(void)
 	printf("@meta realprog_backings {");
 	for (i = 0; i < noutcomes; i++)
 		printf("%s\"%s\": {\"status\": \"%s\", \"reason\": \"%s\", "
-		       "\"page_kb\": %lu}", i ? ", " : "", outcomes[i].name,
-		       outcomes[i].status, outcomes[i].reason,
-		       outcomes[i].page_kb);
+		       "\"page_kb\": %lu, \"excluded\": %d}", i ? ", " : "",
+		       outcomes[i].name, outcomes[i].status,
+		       outcomes[i].reason, outcomes[i].page_kb,
+		       outcomes[i].excluded);
 	printf("}\n");
 }
 
 /* -- one run --------------------------------------------------------------- */
+
+/* one sample's page size; page_kb is the size most samples said */
+static void vote(struct run *r, unsigned long kb)
+{
+	int i;
+
+	for (i = 0; i < MAX_VOTES && r->vote_n[i] && r->vote_kb[i] != kb; i++)
+		;
+	if (i == MAX_VOTES)	/* a fifth size: counts against agreement */
+		i = MAX_VOTES - 1, kb = 0;
+	r->vote_kb[i] = kb;
+	r->vote_n[i]++;
+	r->samples++;
+	if (r->vote_n[i] > r->page_agree) {
+		r->page_agree = r->vote_n[i];
+		r->page_kb = kb;
+	}
+}
 
 /* big private writable mappings of pid: sizes, resident, in huge pages */
 static void sample(pid_t pid, struct run *r)
@@ -309,13 +345,15 @@ static void sample(pid_t pid, struct run *r)
 	}
 	if (f)
 		fclose(f);
-	if (!res || res < r->resident_kb)
+	if (!res)
+		return;
+	/* the page size that holds most of what it touched */
+	vote(r, 2 * huge < res ? 4 : hkps ? hkps : 2048);
+	if (res < r->resident_kb)
 		return;
 	r->big_kb = big;
 	r->resident_kb = res;
 	r->huge_kb = huge;
-	/* the page size that holds most of what it touched */
-	r->page_kb = 2 * huge < res ? 4 : hkps ? hkps : 2048;
 }
 
 static uint64_t fnv(uint64_t h, const unsigned char *p, ssize_t n)
@@ -355,9 +393,12 @@ static void child(const char *b, const char *corpus, int out[2], int err[2])
 {
 	char level[8];
 	int in = open(corpus, O_RDONLY);
+	cpu_set_t one;
 
+	CPU_ZERO(&one);
+	CPU_SET(opt.cpu, &one);
 	if (in < 0 || dup2(in, 0) < 0 || dup2(out[1], 1) < 0 ||
-	    dup2(err[1], 2) < 0)
+	    dup2(err[1], 2) < 0 || sched_setaffinity(0, sizeof(one), &one))
 		_exit(126);
 	close(out[0]);
 	close(err[0]);
@@ -421,15 +462,17 @@ static int run_once(const char *b, const char *corpus, struct run *r)
 
 /* -- the loop and the protocol --------------------------------------------- */
 
-static void emit(const char *b, int rep, const struct run *r)
+static void emit(const char *b, int rep, const struct run *r, int valid)
 {
 	printf("@row realprog %s,%d,%lu,%.1f,%.3f,%.3f,%.3f,%ld,%ld,%ld,%lu,"
-	       "%lu,%lu,%d,%llu,%016llx,%zu,xz -%d -T1\n", b, rep, r->page_kb,
+	       "%lu,%lu,%d,%llu,%016llx,%zu,xz -%d -T1,%d,%d,%d,%d\n", b, rep,
+	       r->page_kb,
 	       r->resident_kb ? 100.0 * r->huge_kb / r->resident_kb : 0.0,
 	       r->wall_s, r->user_s, r->sys_s, r->minflt, r->majflt,
 	       r->maxrss_kb, r->big_kb, r->resident_kb, r->huge_kb,
 	       r->fallback, r->out_bytes, (unsigned long long)r->out_fnv,
-	       opt.corpus, opt.level);
+	       opt.corpus, opt.level, opt.cpu, r->samples, r->page_agree,
+	       valid);
 	fflush(stdout);
 }
 
@@ -487,6 +530,10 @@ static int verify(const char *b, const struct run *r, char *why, size_t n)
 	else if (r->page_kb != want)
 		snprintf(why, n, "promised %lu kB pages, smaps showed most of "
 			 "its big mappings on %lu kB", want, r->page_kb);
+	else if (r->page_agree < r->samples)
+		snprintf(why, n, "promised %lu kB pages, %d of %d smaps samples "
+			 "showed most of its big mappings on other pages", want,
+			 r->samples - r->page_agree, r->samples);
 	else
 		return 0;
 	/* THP is advice, not a promise: the row says what it got */
@@ -499,21 +546,20 @@ static int verify(const char *b, const struct run *r, char *why, size_t n)
 
 static int measure(const char *list[], int nb, const char *corpus)
 {
-	int failed[MAX_BACKINGS] = { 0 }, rc = 0, rep, i;
+	int rc = 0, rep, i, bad;
 	struct run r, first = { 0 };
 	char why[256] = "";
 
 	for (rep = 0; rep < opt.reps; rep++) {
 		for (i = 0; i < nb; i++) {
 			const char *b = list[(i + rep) % nb];
-			int k = (i + rep) % nb;
 
 			printf("realprog: %s rep %d\n", b, rep + 1);
 			if (run_once(b, corpus, &r)) {
 				record(b, "failed", "xz failed", 0);
 				printf("@error realprog %s: xz exited with an "
 				       "error\n", b);
-				failed[k] = rc = 2;
+				rc = 2;
 				continue;
 			}
 			if (!first.out_bytes)
@@ -522,14 +568,15 @@ static int measure(const char *list[], int nb, const char *corpus)
 			    r.out_fnv != first.out_fnv)
 				snprintf(why, sizeof(why), "xz wrote other "
 					 "bytes than on %s", list[0]);
-			if (r.out_fnv != first.out_fnv ||
-			    verify(b, &r, why, sizeof(why))) {
+			bad = r.out_fnv != first.out_fnv ||
+			      verify(b, &r, why, sizeof(why));
+			if (bad) {
 				printf("@error realprog %s: %s\n", b, why);
-				failed[k] = rc = 2;
+				rc = 2;
 			}
-			emit(b, rep + 1, &r);
-			record(b, failed[k] ? "failed" : "measured",
-			       failed[k] ? why : "", r.page_kb);
+			emit(b, rep + 1, &r, !bad);
+			record(b, bad ? "failed" : "measured", bad ? why : "",
+			       r.page_kb);
 		}
 	}
 	return rc;
@@ -539,7 +586,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: realprog [--backings LIST] [--reps N] "
 		"[--corpus SIZE] [--seed N] [--level 0-9] [--preload PATH] "
-		"[--xz PATH] [--dir DIR] [--sample-ms N]\n"
+		"[--xz PATH] [--dir DIR] [--sample-ms N] [--cpu N]\n"
 		"  backings: off,none,thp,hugetlbfs,maphugetlb,devhugetlb "
 		"(default: all that this kernel has)\n");
 	exit(2);
@@ -561,6 +608,27 @@ static size_t parse_size(const char *s)
 		exit(2);
 	}
 	return (size_t)v;
+}
+
+/* --cpu, or the last CPU this process may run on; exits if not allowed */
+static void pick_cpu(void)
+{
+	cpu_set_t set;
+	int c;
+
+	if (sched_getaffinity(0, sizeof(set), &set)) {
+		perror("realprog: sched_getaffinity");
+		exit(2);
+	}
+	for (c = CPU_SETSIZE - 1; opt.cpu < 0 && c >= 0; c--)
+		if (CPU_ISSET(c, &set))
+			opt.cpu = c;
+	if (opt.cpu < 0 || opt.cpu >= CPU_SETSIZE || !CPU_ISSET(opt.cpu, &set)) {
+		fprintf(stderr, "realprog: --cpu %d is not a CPU this process "
+			"may run on: give one from taskset -p %d\n", opt.cpu,
+			(int)getpid());
+		exit(2);
+	}
 }
 
 /* the preload next to this binary, or in /usr/local/lib (the guest) */
@@ -614,12 +682,15 @@ static void parse(int argc, char **argv)
 			opt.dir = v;
 		else if (!strcmp(o, "--sample-ms"))
 			opt.sample_ms = atoi(v);
+		else if (!strcmp(o, "--cpu"))
+			opt.cpu = atoi(v);
 		else
 			usage();
 	}
 	if (opt.reps < 1 || opt.level < 0 || opt.level > 9 ||
 	    opt.sample_ms < 1)
 		usage();
+	pick_cpu();
 	/* Debian's, by path: the guest's PATH finds busybox's xz first */
 	if (access(opt.xz, X_OK)) {
 		fprintf(stderr, "realprog: no xz at %s: install xz-utils "
@@ -648,9 +719,9 @@ int main(int argc, char **argv)
 	printf("@header realprog %s\n", COLUMNS);
 	printf("@meta realprog {\"program\": \"xz -%d -T1 -c (stdin: the "
 	       "corpus)\", \"corpus_bytes\": %zu, \"seed\": %llu, \"reps\": "
-	       "%d, \"sample_ms\": %d, \"preload\": \"%s\"}\n", opt.level,
-	       opt.corpus, (unsigned long long)opt.seed, opt.reps,
-	       opt.sample_ms, opt.preload);
+	       "%d, \"sample_ms\": %d, \"preload\": \"%s\", \"cpu\": %d}\n",
+	       opt.level, opt.corpus, (unsigned long long)opt.seed, opt.reps,
+	       opt.sample_ms, opt.preload, opt.cpu);
 	nb = pick(list);
 	snprintf(corpus, sizeof(corpus), "%s/realprog-corpus-%d", opt.dir,
 		 (int)getpid());

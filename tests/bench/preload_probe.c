@@ -5,6 +5,7 @@
  * each backing and checks what it prints:
  *
  *   preload_probe [BIG]
+ *   preload_probe conform
  *
  * Each line is "ok NAME", "not ok NAME: why" (the probe's own checks:
  * contents kept, calls succeeding), or "NAME KEY=VALUE..." with what the
@@ -12,9 +13,15 @@
  * the mapping at an address), which the test judges per backing.  BIG:
  * also malloc and mmap BIG bytes (the fallback test gives more than the
  * pool holds).  Exit status 1 when any "not ok" was printed.
+ *
+ * conform: the malloc family's answers, one "case NAME KEY=VALUE..." line
+ * per call (null, errno when it failed, alignment, zeroing, usable size,
+ * contents kept, and the pages of big aligned blocks), which the test
+ * compares with the same probe's answers without the preload: glibc's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -88,6 +95,8 @@ static int same(const char *p, size_t len, int seed)
 	return p[len - 1] == (char)seed;
 }
 
+static int pages_same(const char *p, size_t len, int seed);
+
 static void probe_malloc(void)
 {
 	char *p = malloc(8 * MB), *b = malloc(100), *c;
@@ -155,6 +164,39 @@ static void probe_munmap(void)
 	      strerror(errno));
 }
 
+/*
+ * A plain mapping moved by mremap(MREMAP_FIXED) onto the first 2 MB of a
+ * backed one replaces them: afterwards it is a plain mapping like any
+ * other, which a shrink in place must find so.
+ */
+static void probe_mremap_fixed(void)
+{
+	char *m = mmap(NULL, 4 * MB, RW, ANON, -1, 0), *x, *y, *z;
+
+	/* MAP_NORESERVE: left to the kernel, not backed */
+	x = mmap(NULL, 2 * MB, RW, ANON | MAP_NORESERVE, -1, 0);
+	check(m != MAP_FAILED && x != MAP_FAILED, "mmap for mremap FIXED",
+	      strerror(errno));
+	if (m == MAP_FAILED || x == MAP_FAILED)
+		return;
+	fill(m, 4 * MB, 7);
+	fill(x, 2 * MB, 8);
+	y = mremap(x, 2 * MB, 2 * MB, MREMAP_MAYMOVE | MREMAP_FIXED, m);
+	check(y == m && same(y, 2 * MB, 8) && pages_same(m + 2 * MB, 2 * MB,
+							 7 + 512),
+	      "mremap FIXED onto a backed range", y == MAP_FAILED ?
+	      strerror(errno) : "moved elsewhere or contents lost");
+	if (y != m)
+		return;
+	z = mremap(y, 2 * MB, MB, 0);
+	check(z == y && mapped(y, MB) && !mapped(y + MB, 4096),
+	      "the mapping moved there shrinks in place", z == MAP_FAILED ?
+	      strerror(errno) : "moved or tail left");
+	check(!munmap(y, MB) && !munmap(m + 2 * MB, 2 * MB) &&
+	      !mapped(m + 2 * MB, 4096), "munmap both after mremap FIXED",
+	      strerror(errno));
+}
+
 static void probe_mremap(void)
 {
 	char *s = mmap(NULL, 2 * MB, RW, ANON, -1, 0), *s2, *s3;
@@ -174,6 +216,7 @@ static void probe_mremap(void)
 	check(s3 == s2 && same(s3, 2 * MB, 5) && !mapped(s2 + 4 * MB, 4096),
 	      "mremap shrink in place", "moved, lost or tail left");
 	check(!munmap(s3, 2 * MB), "munmap after mremap", strerror(errno));
+	probe_mremap_fixed();
 }
 
 /* a backed region is private: a child's writes stay in the child */
@@ -248,9 +291,194 @@ static void probe_big(size_t big)
 	check(!munmap(q, big), "munmap beyond the pool", strerror(errno));
 }
 
+/* -- conform: the malloc family as glibc answers it ------------------------ */
+
+/* the cases ask for impossible sizes and read a block a failed realloc kept */
+#pragma GCC diagnostic ignored "-Walloc-size-larger-than="
+#pragma GCC diagnostic ignored "-Wuse-after-free"
+
+/*
+ * One line per case.  null: the call returned NULL (posix_memalign: its
+ * return value, as err=); errno only when it failed, since a success may
+ * leave anything there; aligned: the block is a multiple of align; usable:
+ * malloc_usable_size covers the request; zero: calloc's block reads zero;
+ * kept: a realloc kept the old contents.
+ */
+static void say_case(const char *name, void *p, int err, size_t align,
+		     size_t n)
+{
+	printf("case %s null=%d", name, !p);
+	if (!p)
+		printf(" errno=%d", err);
+	else
+		printf(" aligned=%d usable=%d",
+		       !((uintptr_t)p % (align ? align : 1)),
+		       malloc_usable_size(p) >= n);
+	printf("\n");
+}
+
+/* the page-stride pattern fill() left, without fill()'s last byte */
+static int pages_same(const char *p, size_t len, int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i += 4096)
+		if (p[i] != (char)(i / 4096 + seed))
+			return 0;
+	return 1;
+}
+
+/* smaps' pages of a block, once touched (THP fills in only then) */
+static void touched_pages(void *p, size_t n, const char *name)
+{
+	memset(p, 1, n);
+	pages(p, name);
+}
+
+/* a block of n bytes that reads zero everywhere, sampled per page */
+static int all_zero(const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i += 4096)
+		if (p[i])
+			return 0;
+	return !p[n - 1];
+}
+
+static void conform_malloc(void)
+{
+	void *p;
+	char *d;
+
+	errno = 0;
+	p = malloc(SIZE_MAX);
+	say_case("malloc_SIZE_MAX", p, errno, 0, 0);
+	p = malloc(8 * MB);
+	say_case("malloc_8M", p, errno, 16, 8 * MB);
+	free(p);
+	printf("case usable_NULL n=%zu\n", malloc_usable_size(NULL));
+	free(NULL);
+	errno = 0;
+	p = calloc(SIZE_MAX / 2, 4);
+	say_case("calloc_overflow", p, errno, 0, 0);
+	/* a block freed dirty, then calloc of the same size: zero again */
+	d = malloc(8 * MB);
+	memset(d, 0x5a, 8 * MB);
+	free(d);
+	d = calloc(8 * MB, 1);
+	say_case("calloc_8M", d, errno, 16, 8 * MB);
+	printf("case calloc_8M_zero zero=%d\n", d && all_zero(d, 8 * MB));
+	free(d);
+	errno = 0;
+	p = reallocarray(NULL, SIZE_MAX / 2, 4);
+	say_case("reallocarray_overflow", p, errno, 0, 0);
+}
+
+static void conform_realloc(void)
+{
+	char *p = malloc(100), *q;
+
+	strcpy(p, "kept");
+	p = realloc(p, 8 * MB);
+	say_case("realloc_small_to_8M", p, errno, 16, 8 * MB);
+	printf("case realloc_small_to_8M_kept kept=%d\n", !strcmp(p, "kept"));
+	fill(p, 8 * MB, 11);
+	p = realloc(p, 16 * MB);
+	printf("case realloc_8M_to_16M_kept kept=%d\n",
+	       p && same(p, 8 * MB, 11));
+	q = realloc(p, 2 * MB);
+	printf("case realloc_16M_to_2M_kept kept=%d\n",
+	       q && pages_same(q, 2 * MB, 11));
+	errno = 0;
+	p = realloc(q, SIZE_MAX);
+	say_case("realloc_SIZE_MAX", p, errno, 0, 0);
+	printf("case realloc_SIZE_MAX_old_kept kept=%d\n",
+	       pages_same(q, 2 * MB, 11));
+	p = realloc(q, 0);
+	printf("case realloc_to_0 null=%d\n", !p);
+	free(p);
+}
+
+static void conform_aligned(void)
+{
+	static const size_t aligns[] = { 4096, 64 << 10, 2 * MB, 3000 };
+	char name[64];
+	void *p;
+	size_t i;
+	int e;
+
+	for (i = 0; i < sizeof(aligns) / sizeof(*aligns); i++) {
+		size_t a = aligns[i], want = a & (a - 1) ? 4096 : a;
+
+		errno = 0;
+		p = memalign(a, 8 * MB);
+		snprintf(name, sizeof(name), "memalign_%zu", a);
+		say_case(name, p, errno, want, 8 * MB);
+		if (p)
+			touched_pages(p, 8 * MB, name);
+		free(p);
+		errno = 0;
+		p = aligned_alloc(a, 8 * MB);
+		snprintf(name, sizeof(name), "aligned_alloc_%zu", a);
+		say_case(name, p, errno, want, 8 * MB);
+		if (p)
+			touched_pages(p, 8 * MB, name);
+		free(p);
+		p = NULL;
+		e = posix_memalign(&p, a, 8 * MB);
+		printf("case posix_memalign_%zu err=%d", a, e);
+		if (!e) {
+			printf(" aligned=%d usable=%d\n", !((uintptr_t)p % a),
+			       malloc_usable_size(p) >= 8 * MB);
+			snprintf(name, sizeof(name), "posix_memalign_%zu", a);
+			touched_pages(p, 8 * MB, name);
+		} else {
+			printf("\n");
+		}
+		free(p);
+	}
+	p = NULL;
+	e = posix_memalign(&p, 64 << 10, SIZE_MAX - 100);
+	printf("case posix_memalign_SIZE_MAX err=%d null=%d\n", e, !p);
+	errno = 0;
+	p = memalign(64 << 10, SIZE_MAX - 100);
+	say_case("memalign_SIZE_MAX", p, errno, 0, 0);
+}
+
+static void conform_pages(void)
+{
+	void *p;
+
+	p = valloc(8 * MB + 5);
+	say_case("valloc_8M+5", p, errno, 4096, 8 * MB + 5);
+	free(p);
+	p = pvalloc(8 * MB + 5);
+	say_case("pvalloc_8M+5", p, errno, 4096, 8 * MB + 4096);
+	free(p);
+	errno = 0;
+	p = pvalloc(SIZE_MAX - 100);
+	say_case("pvalloc_SIZE_MAX-100", p, errno, 0, 0);
+	errno = 0;
+	p = valloc(SIZE_MAX - 100);
+	say_case("valloc_SIZE_MAX-100", p, errno, 0, 0);
+}
+
+static void conform(void)
+{
+	conform_malloc();
+	conform_realloc();
+	conform_aligned();
+	conform_pages();
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 1 && !strcmp(argv[1], "conform")) {
+		conform();
+		return 0;
+	}
 	if (argc > 1)
 		probe_big(strtoull(argv[1], NULL, 0));
 	probe_malloc();

@@ -215,6 +215,20 @@ class CrossBuild(unittest.TestCase):
         test_mlp.check_chain_loops(self, text, test_mlp.A64_STEP,
                                    test_mlp.A64_STACK, test_mlp.A64_VECTOR)
 
+    def test_arm64_streamk_says_it_runs_one_thread(self):
+        """No OpenMP runtime for the arm64 cross build: streamk is built
+        without it and its @meta streamk_build says so, with why."""
+        path = os.path.join(ROOT, "build", "bench-arm64", "streamk")
+        p = subprocess.run(["make", "-s", "-C", ROOT,
+                            "build/bench-arm64/streamk"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(path, "rb") as f:
+            data = f.read()
+        self.assertIn(b"one thread, not STREAM's OpenMP threads: clang "
+                      b"cross build", data)
+        self.assertNotIn(b"GOMP_parallel", data)
+
 
 if __name__ == "__main__":
     unittest.main()

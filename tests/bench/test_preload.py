@@ -51,7 +51,8 @@ class Preload(unittest.TestCase):
                                         "builds it)" % f)
         cls.tmp = tempfile.TemporaryDirectory()
         cls.probe = os.path.join(cls.tmp.name, "probe")
-        subprocess.run(["gcc", "-O2", "-Wall", "-o", cls.probe, PROBE_SRC,
+        subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-o", cls.probe,
+                        PROBE_SRC,
                         "-lpthread"], check=True)
         cls.saved_pool = None
         cls.mount = None
@@ -205,6 +206,55 @@ class Preload(unittest.TestCase):
             self.assertEqual(p.returncode, 2, env)
             self.assertIn(msg, p.stderr, env)
 
+    def conform(self, backing=None, env=None):
+        """{case: {key: value}} and {name: pages} of `probe conform`, under
+        the preload with backing, or with glibc alone (backing None)."""
+        e = dict(os.environ)
+        if backing:
+            e.update(LD_PRELOAD=SO, HUGEPRELOAD_BACKING=backing)
+        e.update(env or {})
+        p = subprocess.run([self.probe, "conform"], env=e,
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        cases = {l.split()[1]: l.split(None, 2)[2:]
+                 for l in p.stdout.splitlines() if l.startswith("case ")}
+        self.assertGreater(len(cases), 30, p.stdout)
+        return cases, self.facts(p.stdout)
+
+    def assert_conforms(self, backing):
+        """Every case answers as glibc does without the preload."""
+        glibc, _ = self.conform()
+        mine, pages = self.conform(backing)
+        for name in glibc:
+            with self.subTest(case=name, glibc=glibc[name]):
+                self.assertEqual(mine.get(name), glibc[name], backing)
+        return pages
+
+    ALIGNED = ["%s_%d" % (f, a) for f in ("memalign", "aligned_alloc",
+                                           "posix_memalign")
+               for a in (4096, 64 << 10, 2 * MB)]
+
+    def test_conform_none(self):
+        """The malloc family under the preload (4 KB pages) answers as
+        glibc does: errno, alignment, overflow, zeroing, usable size,
+        realloc contents."""
+        self.assert_conforms("none")
+
+    def test_conform_maphugetlb_aligned_blocks_huge(self):
+        """... and on huge pages, where big blocks of any alignment up to
+        the huge page get huge pages too."""
+        self.need_pool()
+        pages = self.assert_conforms("maphugetlb")
+        for name in self.ALIGNED:
+            self.assertEqual(pages[name]["kernel_page_kb"], 2048, name)
+
+    def test_conform_thp_aligned_blocks_huge(self):
+        if thp_mode() in (None, "never"):
+            self.skipTest("THP is off or absent (%s)" % thp_mode())
+        pages = self.assert_conforms("thp")
+        for name in self.ALIGNED:
+            self.assertGreater(pages[name]["anon_huge_kb"], 0, name)
+
     def test_realprog_driver(self):
         """The driver's protocol, and xz's output the same on each backing."""
         p = subprocess.run([REALPROG, "--corpus", "64K", "--reps", "2",
@@ -229,6 +279,90 @@ class Preload(unittest.TestCase):
         self.assertTrue(all(float(r["user_s"]) > 0 and int(r["minflt"]) > 0
                             for r in rows))
         self.assertIn("@done realprog 0", lines)
+
+    # A stand-in for xz (--xz): maps 64 MB through malloc (so the preload
+    # backs it), touches it, and writes the backing's FAKE_OUT_<backing>
+    # (or "same"); its stderr line names the CPUs it may run on.  With
+    # FAKE_HUGE_LATER it then moves to a MAP_HUGETLB mapping: its pages
+    # change in the middle of the run.
+    FAKE_XZ = """#!/usr/bin/python3
+import mmap, os, sys, time
+sys.stdin.buffer.read()
+buf = bytearray(64 << 20)
+for i in range(0, len(buf), 4096):
+    buf[i] = 1
+time.sleep(0.3)
+if os.environ.get("FAKE_HUGE_LATER"):
+    del buf
+    m = mmap.mmap(-1, 64 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+                  | 0x40000)
+    for i in range(0, len(m), 2 << 20):
+        m[i] = 1
+    time.sleep(0.3)
+status = open("/proc/self/status").read()
+print("cpus", status.split("Cpus_allowed_list:")[1].split()[0],
+      file=sys.stderr)
+be = os.environ.get("HUGEPRELOAD_BACKING", "off")
+sys.stdout.write(os.environ.get("FAKE_OUT_" + be, "same"))
+"""
+
+    def fake_driver(self, backings, env=None, *extra):
+        xz = os.path.join(self.tmp.name, "fake-xz")
+        with open(xz, "w") as f:
+            f.write(self.FAKE_XZ)
+        os.chmod(xz, 0o755)
+        p = subprocess.run([REALPROG, "--corpus", "4K", "--reps", "2",
+                            "--backings", backings, "--dir", self.tmp.name,
+                            "--sample-ms", "20", "--xz", xz, *extra],
+                           capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, **(env or {})))
+        lines = p.stdout.splitlines()
+        cols = next(l for l in lines if l.startswith("@header realprog ")
+                    ).split()[2].split(",")
+        rows = [dict(zip(cols, l.split(" ", 2)[2].split(",")))
+                for l in lines if l.startswith("@row realprog ")]
+        return p, rows
+
+    def test_realprog_other_output_excluded(self):
+        """A run whose output differs from the first backing's is in the
+        CSV, marked invalid, said in an @error and counted as excluded."""
+        p, rows = self.fake_driver("off,none", {"FAKE_OUT_none": "other"})
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        valid = {(r["backing"], r["rep"]): r["valid"] for r in rows}
+        self.assertEqual(valid, {("off", "1"): "1", ("off", "2"): "1",
+                                 ("none", "1"): "0", ("none", "2"): "0"})
+        self.assertIn("@error realprog none: xz wrote other bytes than on "
+                      "off", p.stdout)
+        self.assertRegex(p.stdout, r'"none": \{"status": "failed", .*'
+                         r'"excluded": 2')
+
+    def test_realprog_pinned_and_sampled(self):
+        """The program runs on the one CPU the driver names in every row,
+        and page_kb is the vote of many smaps samples that all agree."""
+        cpu = sorted(os.sched_getaffinity(0))[-1]
+        p, rows = self.fake_driver("off,none")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.stdout.count("xz stderr: cpus %d\n" % cpu), 4,
+                         p.stdout)
+        for r in rows:
+            self.assertEqual(r["cpu"], str(cpu), r)
+            self.assertGreaterEqual(int(r["samples"]), 5, r)
+            self.assertEqual(r["page_agree"], r["samples"], r)
+            self.assertEqual((r["page_kb"], r["valid"]), ("4", "1"), r)
+        p, rows = self.fake_driver("off", {}, "--cpu", "0")
+        self.assertEqual({r["cpu"] for r in rows}, {"0"})
+        self.assertEqual(p.stdout.count("xz stderr: cpus 0\n"), 2)
+
+    def test_realprog_pages_changing_mid_run_excluded(self):
+        """Pages that change during the run (4 kB, then 2 MB) are seen by
+        some samples and not others: the run is not valid."""
+        self.need_pool()
+        p, rows = self.fake_driver("off", {"FAKE_HUGE_LATER": "1"})
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        for r in rows:
+            self.assertLess(int(r["page_agree"]), int(r["samples"]), r)
+            self.assertEqual(r["valid"], "0", r)
+        self.assertIn("smaps samples", p.stdout)
 
     def test_realprog_bad_backing(self):
         p = subprocess.run([REALPROG, "--backings", "none,hugepages"],

@@ -464,7 +464,7 @@ class StreamK(unittest.TestCase):
         tcg, kvm = self.results["tcg"][1], self.results["kvm"][1]
         self.assertIn("STREAM kernels, best MB/s (" + TCG_NOTE +
                       ": MB/s here is not the bandwidth of real memory)", tcg)
-        self.assertIn("not met (0.12x LLC)", tcg)
+        self.assertIn("not STREAM-valid (0.12x LLC)", tcg)
         self.assertIn("not STREAM's rule", tcg)
         self.assertIn("STREAM kernels, best MB/s (wall time in a KVM guest (hardware, "
                       "through a virtual machine))  [", kvm)
@@ -476,6 +476,8 @@ class StreamK(unittest.TestCase):
         text = svg_text(self.fig("tcg", "streamk"))
         self.assertIn("MB/s here is not the bandwidth of real memory", text)
         self.assertIn("below 4x the last-level cache", text)
+        self.assertIn("not STREAM-valid", text)
+        self.assertNotIn("not STREAM-valid", svg_text(self.fig("kvm", "streamk")))
         for k in ("copy", "scale", "add", "triad"):
             self.assertIn(k, text)
         self.assertNotIn("not the bandwidth of real memory",
@@ -500,8 +502,9 @@ class StreamK(unittest.TestCase):
 class RealProg(unittest.TestCase):
     """realprog.csv (the real-program step) beside the tcg fixture's CSVs:
     its figure and summary section; fixture-realprog/realprog.csv has three
-    runs each of off, none, thp and maphugetlb, and a fourth maphugetlb run
-    that fell back to normal pages."""
+    runs each of off, none, thp and maphugetlb, a fourth maphugetlb run
+    that fell back to normal pages, and a fourth none run (user_s 99) whose
+    output differed: both valid = 0."""
 
     @classmethod
     def setUpClass(cls):
@@ -531,8 +534,10 @@ class RealProg(unittest.TestCase):
         self.assertIn(TCG_NOTE, lines[i])
         rows = {l.split()[0]: l for l in lines[i + 2:i + 6]}
         self.assertEqual(list(rows), ["off", "none", "thp", "maphugetlb"])
-        # none's user_s runs 16.404, 16.8, 16.2: median 16.4; thp's 14.0
-        self.assertRegex(rows["none"], r"16\.4 s \(16\.2\.\.16\.8\) +1\.000x")
+        # none's user_s runs 16.404, 16.8, 16.2: median 16.4; thp's 14.0;
+        # its fourth run wrote other output: counted, not in the medians
+        self.assertRegex(rows["none"],
+                         r" 3 +16\.4 s \(16\.2\.\.16\.8\) +1\.000x.* 1$")
         self.assertRegex(rows["thp"], r"2048 kB, 100% huge +3 +14\.0 s .* 0\.854x")
         # its fourth run fell back to 4 kB pages: counted, not in the medians
         self.assertRegex(rows["maphugetlb"],
