@@ -382,6 +382,15 @@ class CompareTests(unittest.TestCase):
                 self.assertIn("1 checks differ", rep)
                 self.assertRegex(rep, r"hugetlb: length rounded up +FAIL +pass")
 
+def main(argv):
+    """[--failfast] [NAME...]: only the tests whose name contains a NAME
+    (make test-compare ONLY=mwu,verdict)."""
+    failfast, names = harness.only_args(argv)
+    loader = unittest.TestLoader()
+    loader.testNamePatterns = ["*%s*" % n for n in names] or None
+    return harness.run_unittest(
+        loader.loadTestsFromModule(sys.modules[__name__]), failfast=failfast)
+
+
 if __name__ == "__main__":
-    sys.exit(harness.run_unittest(
-        unittest.defaultTestLoader.loadTestsFromTestCase(CompareTests)))
+    sys.exit(main(sys.argv[1:]))
