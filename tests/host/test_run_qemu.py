@@ -357,8 +357,12 @@ class RunQemuOptions(unittest.TestCase):
             with self.subTest(sig=sig):
                 if os.path.exists(started):
                     os.unlink(started)
+                # as from a terminal: a shell cannot trap a signal that
+                # was ignored when it started (as in a background job)
                 p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+                                     stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=lambda: signal.signal(
+                                         signal.SIGINT, signal.SIG_DFL))
                 # signal once QEMU runs (its traps are set by then), however
                 # slowly this host gets there
                 while not os.path.exists(started) and p.poll() is None:
