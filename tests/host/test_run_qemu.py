@@ -336,6 +336,9 @@ class RunQemuOptions(unittest.TestCase):
             with self.subTest(console=console):
                 r = self.console_run(console)
                 self.assertEqual(r.returncode, want, r.stderr)
+                if want == QEMU_EXIT["NOPOOL"][0]:
+                    self.assertIn("huge pages could not be preallocated, so "
+                                  "nothing was run", r.stderr)
 
     # A QEMU whose guest never ends; it says when it has started.
     SLOW_QEMU = "#!/bin/sh\ntouch \"$FAKE_STARTED\"\nexec sleep 600\n"
