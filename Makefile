@@ -52,16 +52,17 @@ include plots/plots.mk
 include compare/compare.mk
 include lava/lava.mk
 
-.PHONY: help deps kernel initramfs test test-host test-fresh test-kernel-build bench checkpatch check-builds soak clean
+.PHONY: help deps kernel initramfs test test-host test-fresh test-kernel-build bench checkpatch check-builds soak mutants-suite clean
 
 help:
 	@echo "make deps         install missing Debian packages (apt-get; needs root)"
 	@echo "make kernel       extract linux-source-6.12, apply kernel/patches, build bzImage (cached)"
 	@echo "make initramfs    busybox, kselftests, benchmarks and perf for the guest"
 	@echo "make test         host unit tests + kselftests in the guest (DEBUG=1: debug kernel)"
-	@echo "make test-host    the host unit tests alone (run-qemu.sh, build options, contract, deps)"
+	@echo "make test-host    the host unit tests alone (ONLY=test_run_qemu,...; also test-bench, test-plots, test-compare)"
 	@echo "make test-fresh   make deps and the kernel-free suites in a new Debian 12 root (REV=...)"
 	@echo "make test-kernel-build   incremental kernel builds equal scratch ones (slow; DEBUG=1)"
+	@echo "make mutants-suite       can the host tests see a wrong number? (MUTANTS=3,5-9|word; minutes)"
 	@echo "make bench        quick profile in the guest, then figures (PROFILE=full|quick|tiny)"
 	@echo "make bench-native the same benchmarks on this host's kernel"
 	@echo "make plots        render results/latest (RUN=results/<id> for another run)"
@@ -85,6 +86,17 @@ deps:
 # KERNEL_PATCHES=DIR builds another series (compare/compare.py does).
 kernel: deps
 	@kernel/build.sh $(KERNEL_ARCH) --variant $(KERNEL_VARIANT) $(KERNEL_CONFIGS) $(if $(KERNEL_PATCHES),--patches $(KERNEL_PATCHES))
+
+# The host unit tests alone (make test runs them first); ONLY=test_a,test_b
+# chooses modules, as make test-bench, test-plots and test-compare do.
+test-host:
+	@python3 tests/harness.py run tests/host $(ONLY)
+
+# Small semantic changes (tests/mutants/mutants.txt), each applied to a
+# scratch copy of the tree and run against the tests of its file; prints
+# the kill rate per area.  Minutes, so not part of make test.
+mutants-suite: bench-bins
+	@python3 tests/mutants/run.py $(if $(MUTANTS),--only $(MUTANTS))
 
 # Several kernel builds (incremental ones and one from scratch).
 test-kernel-build: deps
@@ -112,10 +124,6 @@ bench: deps kernel initramfs
 
 checkpatch: deps
 	@kernel/checkpatch.sh
-
-# The host unit tests alone (make test runs them first).
-test-host:
-	@python3 tests/host/run_tests.py
 
 # make deps and the suites that need no kernel, in a new Debian 12 root
 # (debootstrap): a missing install step fails here, not on a new machine.

@@ -171,12 +171,14 @@ fi
 # The kernel would take every page it can for the pools and leave the
 # guest too little to start: refuse before booting.  QEMU reads a bare
 # number as MiB.
+# Checked before any arithmetic: bash would stop on 1.5G or G with a
+# syntax error, and read 08G as octal.
+[[ "$mem" =~ ^[1-9][0-9]*[gGmM]?$ ]] || die_usage "--mem wants a size like 2G or 512M, got '$mem'"
 case "$mem" in
 *[gG]) mem_mb=$((${mem%[gG]} * 1024)) ;;
 *[mM]) mem_mb=${mem%[mM]} ;;
 *) mem_mb=$mem ;;
 esac
-[[ "$mem_mb" =~ ^[0-9]+$ ]] || die_usage "--mem wants a size like 2G or 512M, got '$mem'"
 pool_mb=$((hugepages * 2 + hugepages_1g * 1024 + hugepages_64k / 16 + hugepages_32m * 32))
 pools="$hugepages x 2 MB + $hugepages_1g x 1 GB"
 [ "$arch" = x86_64 ] || pools="$hugepages_64k x 64 KB + $pools + $hugepages_32m x 32 MB"
@@ -371,6 +373,9 @@ fi
 
 console_tail() {
 	echo "---- last 40 console lines ($console_log) ----" >&2
+	# a QEMU killed before it opened its console leaves none: the exit
+	# status that follows must still be the one that says why
+	[ -f "$work/console.log" ] || { echo "(no console output)" >&2; return 0; }
 	tail -n 40 "$work/console.log" | tr -d '\r' >&2
 }
 

@@ -2,7 +2,7 @@
 #
 #   make bench-guest  [PROFILE=tiny|quick|full]   run in the QEMU guest
 #   make bench-native [PROFILE=...]               run on the host kernel
-#   make test-bench                               unit tests (tests/bench/)
+#   make test-bench [ONLY=test_fault,...]         unit tests (tests/bench/)
 #
 # One C file per benchmark (bench/<name>.c) linked with the shared runner
 # into build/bench/<name>; adding a benchmark is adding that one file.
@@ -141,6 +141,6 @@ bench-native: $(BENCH_BINS) $(STREAMK_NATIVE) $(PRELOAD_SO) $(REALPROG)
 
 test-bench: $(BENCH_BINS) $(BENCH_TOOLS) $(STREAMK_NATIVE) $(PRELOAD_SO) \
 	$(REALPROG)
-	python3 tests/bench/run_tests.py
+	python3 tests/bench/run_tests.py $(ONLY)
 
 .DEFAULT_GOAL := $(bench_saved_goal)

@@ -13,7 +13,8 @@
 #       CI gate: one icount boot of the current series against the
 #       committed results/baseline/ (fault: demand and setup gated).
 #   make record-baseline   rewrite results/baseline/ (then commit it)
-#   make test-compare      unit tests of the statistics (tests/compare/)
+#   make test-compare [ONLY=mwu,...]   unit tests of the statistics
+#                          (tests/compare/; ONLY: tests whose name has one)
 
 compare_saved_goal := $(.DEFAULT_GOAL)
 
@@ -47,6 +48,6 @@ record-baseline: deps
 	python3 compare/compare.py record-baseline
 
 test-compare:
-	python3 tests/compare/run_tests.py
+	python3 tests/compare/run_tests.py $(ONLY)
 
 .DEFAULT_GOAL := $(compare_saved_goal)

@@ -6,7 +6,7 @@
 #   make plots [RUN=results/<run-id>]   render RUN (default results/latest)
 #                                       into RUN/*.svg, *.png, index.html,
 #                                       print the summary, plots/latest -> RUN
-#   make test-plots                     tests/plots; last line "N passed, N failed"
+#   make test-plots [ONLY=test_plots,...]  tests/plots; last line "N passed, N failed"
 #
 # Needs gnuplot with the svg and pngcairo terminals (Debian: gnuplot-nox) and
 # python3 (standard library only).
@@ -20,4 +20,4 @@ plots:
 	python3 $(PLOTS_DIR)/render.py $(RUN)
 
 test-plots:
-	python3 $(PLOTS_DIR)/../tests/plots/test_plots.py
+	python3 $(PLOTS_DIR)/../tests/plots/test_plots.py $(ONLY)

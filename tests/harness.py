@@ -11,7 +11,11 @@ cases, run through run_unittest().
     python3 tests/harness.py total LOG...   add up the last summary line of
                                             each log (.ci/run); a log
                                             without one counts as a failure
+    python3 tests/harness.py run FOLDER [--failfast] [MODULE...]
+                                            run FOLDER's test_*.py (or the
+                                            MODULEs named), e.g. tests/host
 """
+import os
 import re
 import sys
 import unittest
@@ -102,19 +106,21 @@ class Tally:
         return 1 if self.failed else 0
 
 
-def unittest_counts(suite, verbosity=2, stream=None):
-    """Runs a unittest suite; returns (passed, failed, skipped)."""
+def unittest_counts(suite, verbosity=2, stream=None, failfast=False):
+    """Runs a unittest suite; returns (passed, failed, skipped).  failfast
+    stops at the first failure (the mutant runner only needs one)."""
     res = unittest.TextTestRunner(stream=stream or sys.stdout,
-                                  verbosity=verbosity).run(suite)
+                                  verbosity=verbosity,
+                                  failfast=failfast).run(suite)
     failed = len(res.failures) + len(res.errors) + \
         len(res.unexpectedSuccesses)
     skipped = len(res.skipped)
     return res.testsRun - failed - skipped, failed, skipped
 
 
-def run_unittest(suite, prefix=""):
+def run_unittest(suite, prefix="", failfast=False):
     """Runs suite and prints the summary line; returns the exit status."""
-    passed, failed, skipped = unittest_counts(suite)
+    passed, failed, skipped = unittest_counts(suite, failfast=failfast)
     print(prefix + summary_line(passed, failed, skipped), flush=True)
     return 1 if failed else 0
 
@@ -124,6 +130,34 @@ def discover(folder):
     sys.path.insert(0, folder)
     return unittest.defaultTestLoader.discover(folder, pattern="test_*.py",
                                                top_level_dir=folder)
+
+
+def select(folder, names):
+    """The test modules of folder named in names (test_fault, test_fault.py
+    or tests.bench.test_fault), or every test_*.py when names is empty
+    (make test-bench ONLY=test_fault,test_layout).  An unknown name is an
+    error that lists the modules there are."""
+    if not names:
+        return discover(folder)
+    have = sorted(f[:-3] for f in os.listdir(folder)
+                  if f.startswith("test_") and f.endswith(".py"))
+    sys.path.insert(0, folder)
+    suite = unittest.TestSuite()
+    for name in names:
+        mod = name[:-3] if name.endswith(".py") else name
+        mod = os.path.basename(mod).rsplit(".", 1)[-1]
+        if mod not in have:
+            raise SystemExit("no test module %r in %s: there are %s" % (
+                name, os.path.relpath(folder), ", ".join(have)))
+        suite.addTests(unittest.defaultTestLoader.loadTestsFromName(mod))
+    return suite
+
+
+def only_args(argv):
+    """(failfast, module names) from a runner's arguments: --failfast and
+    names, each name possibly a comma list (make ... ONLY=a,b)."""
+    names = [n for a in argv if a != "--failfast" for n in a.split(",") if n]
+    return "--failfast" in argv, names
 
 
 def total(paths):
@@ -149,5 +183,10 @@ def total(paths):
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "total":
         sys.exit(total(sys.argv[2:]))
-    print("usage: harness.py total LOG...", file=sys.stderr)
+    if len(sys.argv) >= 3 and sys.argv[1] == "run":
+        ff, mods = only_args(sys.argv[3:])
+        sys.exit(run_unittest(select(os.path.abspath(sys.argv[2]), mods),
+                              failfast=ff))
+    print("usage: harness.py total LOG... | run FOLDER [--failfast] "
+          "[MODULE...]", file=sys.stderr)
     sys.exit(2)

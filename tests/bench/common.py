@@ -3,6 +3,7 @@
 CSV holds and what page size a backing promises come from the contract
 (bench/contract.py), never from a copy here."""
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -45,3 +46,23 @@ def load_run_module():
 def benchtool(*args, stdin=""):
     return subprocess.run([BENCHTOOL] + list(args), input=stdin,
                           capture_output=True, text=True)
+
+
+def thp_shortfall(run_dir):
+    """Why the thp backing failed in run_dir when the only cause was that
+    THP pages could not be had then (other processes fragment or take the
+    memory: backing.c's "only N of M kB in huge pages"), else None.  The
+    tests that run thp natively retry once on it and then skip, saying so,
+    rather than fail on the host's state of the moment."""
+    try:
+        with open(os.path.join(run_dir, "meta.json")) as f:
+            meta = json.load(f)
+    except (OSError, ValueError):
+        return None
+    b = (meta.get("backings") or {}).get("thp") or {}
+    failed = [n for n, v in (meta.get("backings") or {}).items()
+              if v.get("status") == "failed"]
+    why = b.get("reason") or ""
+    if failed == ["thp"] and "in huge pages (AnonHugePages)" in why:
+        return why
+    return None

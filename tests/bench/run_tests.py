@@ -2,6 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """Runs tests/bench/test_*.py; the last line is "N passed, N failed".
 
+    python3 tests/bench/run_tests.py [--failfast] [MODULE...]
+    make test-bench [ONLY=test_fault,test_layout]
+
+MODULE (test_fault, or tests.bench.test_fault) runs only those modules.
+
 As root it first gives the host's 2 MB pool SUITE_PAGES free pages (and
 puts the pool back afterwards), so that the tests of hugetlb backings run
 instead of skipping; tests that need more raise it themselves.  Without
@@ -19,7 +24,8 @@ from common import load_run_module  # noqa: E402
 SUITE_PAGES = 16
 
 
-def main():
+def main(argv):
+    failfast, names = harness.only_args(argv)
     pools = load_run_module().HugePools()
     # The whole suite changes the host's pools and THP (bench/hostlock.py):
     # another run waits until they are back, and the suite's own native runs
@@ -31,10 +37,12 @@ def main():
         print("bench tests: host 2 MB pool %d pages (%d in use by others)"
               % (got, busy))
     try:
-        return harness.run_unittest(harness.discover(HERE))
+        # imported only now: a module may look at the pool when loaded
+        return harness.run_unittest(harness.select(HERE, names),
+                                    failfast=failfast)
     finally:
         pools.restore()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

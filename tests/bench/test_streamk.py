@@ -72,6 +72,8 @@ class TestRows(unittest.TestCase):
         (llc,) = self.res.meta["streamk_llc"]
         self.assertEqual(llc["array_bytes"], ARRAY)
         if llc["llc_bytes"]:
+            # STREAM's rule: each array at least 4x the last-level cache
+            self.assertEqual(llc["need_bytes"], 4 * llc["llc_bytes"])
             self.assertIs(llc["rule_met"],
                           llc["array_bytes"] >= 4 * llc["llc_bytes"])
             x = llc["array_bytes"] / llc["llc_bytes"]

@@ -103,6 +103,14 @@ class TestTlbWalks(unittest.TestCase):
             self.assertNotIn(float(l1), (0.0, 1000.0), wss)
         self.assertNotIn(float(walks), (0.0, 1000.0))
 
+    def test_page_hop_is_one_line_per_page(self):
+        # One hop per 4 KB page: 2048 pages are beyond the model's L2
+        # reach, so every access walks, as for tlbwalks' page-hop order;
+        # hops packed into a few pages would hardly walk at all.
+        walks, l1, acc = tlbwalks(N1, 8 * MB, 4, 4096)
+        self.assertEqual(float(walks), 1000.0)
+        self.assertEqual(self.chase_model(8 * MB, "page", acc), (walks, l1))
+
     def test_bad_input_is_refused(self):
         for args, why in ((["neoverse-n1", "1G", "4"], "WSS_BYTES"),
                           (["neoverse-n1", str(MB), "16"], "PAGE_KB"),

@@ -6,6 +6,7 @@ Runs without a kernel or a guest, against the contract the tests pin
 (tests/fixture/contract.json).  Ends with "N passed, N failed"; exit
 status 1 if any failed."""
 import io
+import json
 import math
 import os
 import random
@@ -382,6 +383,171 @@ class CompareTests(unittest.TestCase):
                 self.assertIn("1 checks differ", rep)
                 self.assertRegex(rep, r"hugetlb: length rounded up +FAIL +pass")
 
+class ReferenceStatistics(unittest.TestCase):
+    """The statistics against values worked out by hand from the textbook
+    formulas (scipy.stats.mannwhitneyu's asymptotic method gives the same),
+    and the bootstrap's properties, not its code."""
+
+    def test_mwu_normal_with_ties_known_value(self):
+        # a = 1 1 2 2 3, b = 3 4 4 5 5: mean ranks 1.5 1.5 3.5 3.5 5.5 for
+        # a, so R1 = 15.5 and U = 15.5 - 15 = 0.5; mu = 12.5.  Five tie
+        # groups of 2: sum(t^3 - t) = 30, var = 25/12 (11 - 30/90) =
+        # 22.222; with continuity z = (12 - 0.5) / 4.7140 = 2.4395,
+        # p = erfc(z / sqrt 2) = 0.014707.  Without the continuity
+        # correction p would be 0.01091, without the tie correction
+        # 0.01629.
+        u, p, how = C.mann_whitney([1, 1, 2, 2, 3], [3, 4, 4, 5, 5])
+        self.assertEqual(how, "normal")
+        self.assertEqual(u, 0.5)
+        self.assertAlmostEqual(p, 0.014707, places=5)
+
+    def test_mwu_large_samples_use_the_normal_approximation(self):
+        # 25 x 20 > 400 pairs, no ties, a entirely below b: U = 0,
+        # mu = 250, var = 500 / 12 x 46 = 1916.67, z = 249.5 / 43.780
+        # = 5.6990: p = erfc(z / sqrt 2) = 1.2053e-08
+        u, p, how = C.mann_whitney(list(range(25)), list(range(100, 120)))
+        self.assertEqual((u, how), (0, "normal"))
+        self.assertAlmostEqual(p / 1.2053e-08, 1.0, places=3)
+
+    SPREAD_A = [97.1, 103.4, 99.2, 101.8, 95.6, 104.9, 100.3, 98.4]
+    SPREAD_B = [106.2, 111.9, 104.1, 109.5, 113.0, 107.7, 102.8, 110.4]
+
+    def test_bootstrap_resamples(self):
+        """The interval has width and holds the observed delta inside."""
+        a, b = self.SPREAD_A, self.SPREAD_B
+        lo, hi = C.bootstrap_ci(a, b)
+        d = C.delta_pct(a, b)
+        self.assertLess(lo, d)
+        self.assertGreater(hi, d)
+        self.assertGreater(hi - lo, 1.0)
+
+    def test_bootstrap_is_seeded_by_its_argument(self):
+        a, b = self.SPREAD_A, self.SPREAD_B
+        runs = {C.bootstrap_ci(a, b, seed=s) for s in (1, 1, 1)}
+        self.assertEqual(len(runs), 1, runs)
+        others = {C.bootstrap_ci(a, b, seed=s) for s in range(2, 7)}
+        self.assertGreater(len(others), 1,
+                           "five seeds gave one interval: seed unused?")
+
+    def test_bootstrap_level_narrows_both_ends(self):
+        a, b = self.SPREAD_A, self.SPREAD_B
+        lo95, hi95 = C.bootstrap_ci(a, b, level=0.95)
+        lo50, hi50 = C.bootstrap_ci(a, b, level=0.50)
+        self.assertLess(lo95, lo50)
+        self.assertGreater(hi95, hi50)
+
+
+class Verdicts(unittest.TestCase):
+    """The verdict rules at their edges: the threshold is exclusive both
+    ways, higher-is-better metrics turn the directions round."""
+
+    def test_exactly_at_threshold_is_no_change(self):
+        r = C.verdict([1000.0], [1050.0], threshold=5.0, deterministic=True)
+        self.assertEqual(r["worse_pct"], 5.0)
+        self.assertEqual(r["verdict"], "no change", r)
+        r = C.verdict([1000.0], [950.0], threshold=5.0, deterministic=True)
+        self.assertEqual(r["verdict"], "no change", r)
+
+    def test_small_betterment_is_no_change(self):
+        r = C.verdict([1000.0], [980.0], threshold=5.0, deterministic=True)
+        self.assertEqual(r["verdict"], "no change", r)
+
+    def test_higher_is_better_loss_is_a_regression(self):
+        # timed (not icount): Mann-Whitney and the CI must agree
+        a = [100, 102, 98, 101, 99]
+        b = [80, 82, 78, 81, 79]
+        r = C.verdict(a, b, threshold=5.0, lower_is_better=False)
+        self.assertEqual(r["verdict"], "REGRESSION", r)
+        r = C.verdict(b, a, threshold=5.0, lower_is_better=False)
+        self.assertEqual(r["verdict"], "improvement", r)
+
+    def stream_rows(self, v):
+        return {"stream": [{"backing": "thp", "kernel": "read",
+                            "wss_bytes": "1048576", "gb_per_s": str(v)}]}
+
+    def test_compare_runs_reads_direction_from_the_contract(self):
+        """stream's gb_per_s is higher-is-better in the contract: B 10 %
+        lower regresses, B 10 % higher does not."""
+        out = io.StringIO()
+        st, res = C.compare_runs([(meta(), self.stream_rows(10.0))],
+                                 [(meta(), self.stream_rows(9.0))], 5.0,
+                                 out=out)
+        self.assertEqual((st, res[0]["verdict"]),
+                         (C.EXIT_REGRESSION, "REGRESSION"), out.getvalue())
+        st, res = C.compare_runs([(meta(), self.stream_rows(10.0))],
+                                 [(meta(), self.stream_rows(11.0))], 5.0,
+                                 out=out)
+        self.assertEqual((st, res[0]["verdict"]), (C.EXIT_OK, "improvement"))
+
+
+class ExitStatuses(unittest.TestCase):
+    """What compare.py answers when it cannot judge: an error (2) or a
+    refusal (3), never a regression (1) or a pass (0)."""
+
+    def test_no_common_point_is_an_error(self):
+        out = io.StringIO()
+        a = fault_rows({("devhugetlb", "setup"): 10.0})
+        b = fault_rows({("maphugetlb", "setup"): 10.0})
+        st, res = C.compare_runs([(meta(), a)], [(meta(), b)], 3.0, out=out)
+        self.assertEqual((st, res), (C.EXIT_ERROR, []), out.getvalue())
+        self.assertIn("fault devhugetlb setup 4M measured on A only",
+                      out.getvalue())
+        self.assertIn("fault maphugetlb setup 4M measured on B only",
+                      out.getvalue())
+
+    def test_incomplete_run_is_refused(self):
+        rows = fault_rows({("devhugetlb", "setup"): 10.0})
+        for status in ("interrupted", "running", None):
+            out = io.StringIO()
+            st, _ = C.compare_runs([(meta(), rows)],
+                                   [(meta(status=status), rows)], 3.0, out=out)
+            self.assertEqual(st, C.EXIT_MISMATCH, (status, out.getvalue()))
+
+    def test_selftest_boot_without_checks_is_an_error(self):
+        side = {"name": "A", "rev": "a", "kernel": "k", "initrd": "i"}
+        for stdout in ("", "booted, then nothing\n"):
+            with tempfile.TemporaryDirectory() as d, \
+                    mock.patch.object(C.subprocess, "run", lambda *a, **k:
+                                      mock.Mock(returncode=0, stdout=stdout,
+                                                stderr="")), \
+                    mock.patch("sys.stdout", io.StringIO()):
+                results, err = C.run_selftest(side, d)
+            self.assertEqual(results, [])
+            self.assertIn("0 checks", err or "")
+
+    def test_record_baseline_refuses_a_timed_run(self):
+        with tempfile.TemporaryDirectory() as d:
+            run = os.path.join(d, "run")
+            os.makedirs(run)
+            with open(os.path.join(run, "meta.json"), "w") as f:
+                json.dump(meta(timing_source="tcg", qemu={"icount": False}), f)
+            with open(os.path.join(run, "fault.csv"), "w") as f:
+                f.write("backing,mode,size_bytes,us_per_call\n"
+                        "devhugetlb,setup,4194304,10\n")
+            out = os.path.join(d, "baseline")
+            with mock.patch("sys.stdout", io.StringIO()):
+                st = C.main(["record-baseline", "--from-run", run,
+                             "--out", out])
+            self.assertEqual(st, C.EXIT_ERROR)
+            self.assertFalse(os.path.exists(out))
+            with open(os.path.join(run, "meta.json"), "w") as f:
+                json.dump(meta(), f)
+            with mock.patch("sys.stdout", io.StringIO()):
+                st = C.main(["record-baseline", "--from-run", run,
+                             "--out", out])
+            self.assertEqual(st, C.EXIT_OK)
+            self.assertTrue(os.path.exists(os.path.join(out, "fault.csv")))
+
+
+def main(argv):
+    """[--failfast] [NAME...]: only the tests whose name contains a NAME
+    (make test-compare ONLY=mwu,verdict)."""
+    failfast, names = harness.only_args(argv)
+    loader = unittest.TestLoader()
+    loader.testNamePatterns = ["*%s*" % n for n in names] or None
+    return harness.run_unittest(
+        loader.loadTestsFromModule(sys.modules[__name__]), failfast=failfast)
+
+
 if __name__ == "__main__":
-    sys.exit(harness.run_unittest(
-        unittest.defaultTestLoader.loadTestsFromTestCase(CompareTests)))
+    sys.exit(main(sys.argv[1:]))

@@ -10,9 +10,11 @@ tests/run.py.
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -282,6 +284,109 @@ class RunQemuOptions(unittest.TestCase):
         r, boots = self.clock_boots(FAKE_CONSOLE=self.BAD_CLOCK)
         self.assertEqual((r.returncode, boots), (QEMU_EXIT["CLOCK"][0], 3), r.stderr)
         self.assertIn("no boot calibrated the guest clock", r.stderr)
+
+    # -- option values that are not what they look like
+
+    def test_bad_sizes_and_numbers_are_usage_errors(self):
+        for args, want in ((["--mem", "2X"], "--mem wants a size"),
+                           (["--mem", "1.5G"], "--mem wants a size"),
+                           (["--mem", "G"], "--mem wants a size"),
+                           (["--mem", "-2G"], "--mem wants a size"),
+                           (["--mem", "08G"], "--mem wants a size"),
+                           (["--timeout", "5x"], "--timeout wants a whole number"),
+                           (["--timeout", "-1"], "--timeout wants a whole number"),
+                           (["--hugepages", "4x"], "--hugepages wants a whole number"),
+                           (["--smp", "0"], "--smp must be at least 1")):
+            with self.subTest(args=args):
+                r = self.run_qemu(*args, "--dry-run")
+                self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0], r.stderr)
+                self.assertIn(want, r.stderr)
+
+    def test_pool_room_keeps_the_guest_reserve(self):
+        # 900 x 2 MB = 1800 MB fit in 2 GB, but not with the 384 MB the
+        # guest keeps for itself; 3 x 1 GB do not fit in 3 GB either.
+        for args, need in ((["--hugepages", "900", "--mem", "2G"], "1800 MB"),
+                           (["--hugepages", "0", "--hugepages-1g", "3", "--mem",
+                             "3G"], "3072 MB")):
+            with self.subTest(args=args):
+                r = self.run_qemu(*args, "--dry-run")
+                self.assertEqual(r.returncode, QEMU_EXIT["NOPOOL"][0], r.stderr)
+                self.assertIn("need %s, but a %d MB guest" % (
+                    need, 1024 * int(args[-1][:-1])), r.stderr)
+
+    def test_kvm_needs_a_dev_kvm_that_opens(self):
+        # vmx and a /dev/kvm that exists but cannot be opened read-write (a
+        # folder: root opens any file): TCG, as without /dev/kvm.
+        self.write_cpuinfo("fpu vme vmx pse")
+        os.unlink(self.kvm)
+        os.mkdir(self.kvm)
+        r = self.run_qemu("--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("accel: tcg", r.stdout)
+
+    # -- the guest's end: what run-qemu.sh's exit status says
+
+    def console_run(self, console, *args, qemu=FAKE_QEMU_CONSOLE):
+        env = self.fake_host(qemu=qemu)
+        env["FAKE_BOOTS"] = os.path.join(self.tmp.name, "boots")
+        open(env["FAKE_BOOTS"], "w").close()
+        env["FAKE_CONSOLE"] = console
+        env["FAKE_STARTED"] = os.path.join(self.tmp.name, "started")
+        return self.run_qemu(*args, "--", "true", env=env)
+
+    def test_exit_status_from_the_console(self):
+        for console, want in (
+                ("@@hugetlb-guest-exit 0|", 0),
+                ("@@hugetlb-guest-exit 5|", 5),
+                # the job's status is the last one the guest wrote
+                ("@@hugetlb-guest-exit 5|@@hugetlb-guest-exit 0|", 0),
+                ("@@hugetlb-guest-exit 0|@@hugetlb-guest-exit 3|", 3),
+                ("booted|", QEMU_EXIT["NOSTATUS"][0]),
+                ("[   1.2] WARNING: CPU: 0 PID: 1 at mm/hugetlb.c:42|"
+                 "@@hugetlb-guest-exit 0|", QEMU_EXIT["SPLAT"][0]),
+                ("Kernel panic - not syncing: VFS|", QEMU_EXIT["SPLAT"][0]),
+                ("@@hugetlb-guest-hugepages 2048 kB: 3 of 64 pages|"
+                 "@@hugetlb-guest-exit 0|", QEMU_EXIT["NOPOOL"][0])):
+            with self.subTest(console=console):
+                r = self.console_run(console)
+                self.assertEqual(r.returncode, want, r.stderr)
+                if want == QEMU_EXIT["NOPOOL"][0]:
+                    self.assertIn("huge pages could not be preallocated, so "
+                                  "nothing was run", r.stderr)
+
+    # A QEMU whose guest never ends; it says when it has started.
+    SLOW_QEMU = "#!/bin/sh\ntouch \"$FAKE_STARTED\"\nexec sleep 600\n"
+
+    def test_a_guest_past_its_timeout_is_killed(self):
+        r = self.console_run("", "--timeout", "1", qemu=self.SLOW_QEMU)
+        self.assertEqual(r.returncode, QEMU_EXIT["TIMEOUT"][0], r.stderr)
+        self.assertIn("still running after 1s: killed", r.stderr)
+
+    def test_an_interrupted_run_says_so(self):
+        env = self.fake_host(qemu=self.SLOW_QEMU)
+        argv = [RUN_QEMU, "--kernel", self.kernel, "--initrd", self.initrd,
+                "--console-log", os.path.join(self.tmp.name, "console.log"),
+                "--", "true"]
+        started = os.path.join(self.tmp.name, "started")
+        env = dict(os.environ, RUN_QEMU_CPUINFO=self.cpuinfo,
+                   RUN_QEMU_KVM_DEV=self.kvm, FAKE_STARTED=started, **env)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with self.subTest(sig=sig):
+                if os.path.exists(started):
+                    os.unlink(started)
+                # as from a terminal: a shell cannot trap a signal that
+                # was ignored when it started (as in a background job)
+                p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=lambda: signal.signal(
+                                         signal.SIGINT, signal.SIG_DFL))
+                # signal once QEMU runs (its traps are set by then), however
+                # slowly this host gets there
+                while not os.path.exists(started) and p.poll() is None:
+                    time.sleep(0.05)
+                p.send_signal(sig)
+                _, err = p.communicate(timeout=30)
+                self.assertEqual(p.returncode, QEMU_EXIT["INTERRUPTED"][0], err)
 
 
     # -- the arm64 guest (--arch arm64)

@@ -552,13 +552,18 @@ class RealProg(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(run, "realprog.svg")))
 
 
-def main():
+def main(argv):
+    """[--failfast] [MODULE...]: make test-plots [ONLY=test_plots,...]"""
+    failfast, names = harness.only_args(argv)
+    if names:
+        return harness.run_unittest(harness.select(HERE, names),
+                                    failfast=failfast)
     loader = unittest.defaultTestLoader
     suite = loader.loadTestsFromModule(sys.modules[__name__])
     # a further figure's tests: tests/plots/test_<figure>_plot.py
     suite.addTests(loader.discover(HERE, pattern="test_*_plot.py", top_level_dir=HERE))
-    return harness.run_unittest(suite)
+    return harness.run_unittest(suite, failfast=failfast)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

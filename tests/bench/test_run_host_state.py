@@ -1,0 +1,166 @@
+# SPDX-License-Identifier: GPL-2.0
+"""bench/run.py and the host's hugetlb pools: raised for the run, put back
+on every exit path of main(), 1 GB pages it cannot get in full given back
+at once, the guest's RAM counted on top of what the pool already lends out,
+streamk's arrays cut to what the pool holds, and the exit status when a
+benchmark fails.  The pools are fake sysfs files (HugePools.SYS patched),
+never the host's, and no benchmark runs (stream_lines patched)."""
+import os
+import shutil
+import signal
+import tempfile
+import unittest
+from unittest import mock
+
+from common import contract, load_run_module
+
+run = load_run_module()
+MB = 1 << 20
+
+
+class FakePools:
+    """hugepages-<kb>kB/{nr,free}_hugepages files in a temp dir; a kernel
+    that grants at most grant[kb] pages."""
+
+    def __init__(self, test, nr, free, grant=None):
+        self.grant = grant or {}
+        self.dir = tempfile.mkdtemp()
+        test.addCleanup(shutil.rmtree, self.dir)
+        self.fmt = os.path.join(self.dir, "hugepages-%dkB", "nr_hugepages")
+        for kb in nr:
+            os.makedirs(os.path.dirname(self.fmt % kb))
+            self.set(kb, nr[kb])
+            with open(os.path.join(os.path.dirname(self.fmt % kb),
+                                   "free_hugepages"), "w") as f:
+                f.write("%d\n" % free[kb])
+
+    def set(self, kb, n):
+        with open(self.fmt % kb, "w") as f:
+            f.write("%d\n" % min(n, self.grant.get(kb, n)))
+
+    def nr(self, kb):
+        with open(self.fmt % kb) as f:
+            return int(f.read())
+
+    def pools(self):
+        """A run.HugePools on these files whose writes the fake kernel
+        caps at grant."""
+        p = run.HugePools(self.fmt)
+        p._write = self.set
+        return p
+
+
+class MainRestoresPools(unittest.TestCase):
+    """main() natively, tiny profile, fault on devhugetlb: the 2 MB pool
+    (3 pages, all free) is raised while the benchmarks run and is 3 again
+    afterwards, whether they end, fail or are interrupted."""
+
+    def setUp(self):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            self.addCleanup(signal.signal, sig, signal.getsignal(sig))
+        self.fake = FakePools(self, {2048: 3, 1048576: 0}, {2048: 3, 1048576: 0})
+        self.results = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.results)
+        self.seen = []
+
+    def main(self, stream_lines):
+        argv = ["--mode", "native", "--profile", "tiny", "--benches", "fault",
+                "--backings", "devhugetlb", "--no-1g",
+                "--results-dir", self.results]
+        with mock.patch.object(run.HugePools, "SYS", self.fake.fmt), \
+                mock.patch.object(run, "stream_lines", stream_lines), \
+                mock.patch("sys.stdout"), mock.patch("sys.stderr"):
+            return run.main(argv)
+
+    def test_restored_after_a_run_that_reports_nothing(self):
+        def ran(cmd, res, cwd=None):
+            self.seen.append(self.fake.nr(2048))
+            return 0
+        self.assertEqual(self.main(ran), 2)    # no exit status: failed
+        self.assertEqual(len(self.seen), 1)
+        self.assertGreater(self.seen[0], 3)
+        self.assertEqual(self.fake.nr(2048), 3)
+
+    def test_restored_after_an_interrupt(self):
+        def interrupted(cmd, res, cwd=None):
+            self.seen.append(self.fake.nr(2048))
+            raise KeyboardInterrupt("signal 15")
+        self.assertEqual(self.main(interrupted),
+                         contract.QEMU_EXIT["INTERRUPTED"][0])
+        self.assertGreater(self.seen[0], 3)
+        self.assertEqual(self.fake.nr(2048), 3)
+
+
+class PoolDecisions(unittest.TestCase):
+    def res(self):
+        return mock.Mock(meta={"notes": [], "errors": [], "bench_exit": {}})
+
+    def test_1g_pages_not_granted_in_full_are_given_back_at_once(self):
+        fake = FakePools(self, {2048: 0, 1048576: 0}, {2048: 0, 1048576: 0},
+                         grant={1048576: 1})
+        pools, res = fake.pools(), self.res()
+        with mock.patch("sys.stdout"):
+            run.raise_pools(res, pools, {"hugepages": 10, "hugepages_1g": 2})
+        self.assertEqual(fake.nr(1048576), 0)
+        self.assertEqual(fake.nr(2048), 10)
+        self.assertIn("could get only 1 of 2 1 GB pages; 1G backings skipped",
+                      res.meta["notes"])
+        pools.restore()
+        self.assertEqual((fake.nr(2048), fake.nr(1048576)), (0, 0))
+
+    def test_guest_ram_comes_on_top_of_pages_lent_out(self):
+        # 10 pages, 4 free: 6 are someone else's; 1024 MB of guest RAM
+        # need 512 more, so the pool goes to 518
+        fake = FakePools(self, {2048: 10}, {2048: 4})
+        pools = fake.pools()
+        with mock.patch.object(run, "guest_ram_on_host_pool", lambda cmd: 1024), \
+                mock.patch.object(run, "stream_lines", lambda *a, **k: 0), \
+                mock.patch("sys.stdout"):
+            self.assertEqual(run.run_guest(self.res(), ["run-qemu.sh"], pools), 0)
+        self.assertEqual(fake.nr(2048), 518)
+        pools.restore()
+        self.assertEqual(fake.nr(2048), 10)
+
+    def test_streamk_arrays_cut_to_whole_pages_of_the_pool(self):
+        # 10 free 2 MB pages: 20 MiB, cut down to whole 3 x 4 KB steps
+        res = self.res()
+        with mock.patch("sys.stdout"):
+            cmd = run.streamk_fit_pool(res, ["/b/streamk", "--sizes", "64M"], 10)
+        room = int(cmd[2])
+        self.assertEqual(room % (3 * 4096), 0)
+        self.assertLessEqual(room, 20 * MB)
+        self.assertGreater(room, 20 * MB - 3 * 4096)
+        self.assertIn("instead of %d B" % (64 * MB), res.meta["notes"][0])
+        self.assertEqual(run.streamk_fit_pool(res, ["/b/streamk", "--sizes", "4M"],
+                                              10), ["/b/streamk", "--sizes", "4M"])
+
+    def test_pool_sizes_round_up_to_whole_pages(self):
+        # 3 MiB + 1 byte take two 2 MB pages and one 1 GB page (plus the
+        # 8 pages of slack the 2 MB pool always gets)
+        p = run.size_pools({"max_bytes": 3 * MB + 1}, mem_available=64 << 30)
+        self.assertEqual((p["hugepages"], p["hugepages_1g"]), (2 + 8, 1))
+
+    def test_a_failed_benchmark_fails_the_run(self):
+        res = self.res()
+        res.meta["bench_exit"] = {"chase": 0, "fault": 1}
+        self.assertEqual(run.check_exits(res, ["chase", "fault"], 0), 2)
+        res.meta["bench_exit"] = {"chase": 0, "fault": 0}
+        self.assertEqual(run.check_exits(res, ["chase", "fault"], 0), 0)
+        self.assertEqual(run.check_exits(res, ["chase", "fault", "stream"], 0), 2)
+        self.assertIn("no exit status from: stream", res.meta["errors"])
+
+
+class Signals(unittest.TestCase):
+    def test_a_signal_ignored_at_start_stays_ignored(self):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            self.addCleanup(signal.signal, sig, signal.getsignal(sig))
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)     # as under nohup
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        run.stop_signals()
+        self.assertEqual(signal.getsignal(signal.SIGHUP), signal.SIG_IGN)
+        self.assertNotIn(signal.getsignal(signal.SIGTERM),
+                         (signal.SIG_IGN, signal.SIG_DFL))
+
+
+if __name__ == "__main__":
+    unittest.main()

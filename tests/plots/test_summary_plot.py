@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The summary's numbers (plots/render.py's sections), worked out by hand
+from small CSVs written here: which working set each table reads, medians,
+the sign of the walks saved, the fault and setup ratios, the 4x-LLC rule
+and the section order.  No gnuplot: the sections are computed directly, so
+this runs in well under a second.  Run by tests/plots/test_plots.py (make
+test-plots) or alone: python3 -m unittest tests.plots.test_summary_plot"""
+import csv
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from test_plots import CONTRACT, RENDER  # noqa: E402,F401  (sets BENCH_CONTRACT)
+import contract  # noqa: E402
+
+MIB = 1 << 20
+CHASE = contract.load(CONTRACT).bench("chase")["columns"]
+FAULT = contract.load(CONTRACT).bench("fault")["columns"]
+STREAMK = contract.load(CONTRACT).bench("streamk")["columns"]
+
+
+def load_render():
+    spec = importlib.util.spec_from_file_location("render_under_test", RENDER)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def write(path, columns, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, columns, restval="")
+        w.writeheader()
+        w.writerows(rows)
+
+
+def chase(backing, kb, wss, ns, walks, model, lo=None, hi=None):
+    return {"backing": backing, "page_kb": kb, "wss_bytes": wss,
+            "ns_per_access": ns, "ns_min": lo if lo is not None else ns,
+            "ns_max": hi if hi is not None else ns, "walks_per_1k": walks,
+            "model_walks_per_1k": model, "hop": "line"}
+
+
+# devzero (the 4 KB baseline) reaches 4 MiB, three repetitions there;
+# devhugetlb goes on to 8 MiB alone; thp's 16 MiB row is NaN; anon4k is a
+# second 4 KB backing.  walks_per_1k is measured, model_walks_per_1k set
+# apart from it so a table reading the wrong column shows.
+CHASE_ROWS = [
+    chase("devzero", 4, MIB, 10, 4, 40),
+    chase("devzero", 4, 4 * MIB, 20, 10, 100, 18, 40),
+    chase("devzero", 4, 4 * MIB, 30, 10, 100, 28, 50),
+    chase("devzero", 4, 4 * MIB, 25, 10, 100, 22, 45),
+    chase("thp", 2048, MIB, 8, 1, 30),
+    chase("thp", 2048, 4 * MIB, 12, 2, 60),
+    chase("thp", 2048, 16 * MIB, "nan", "nan", "nan"),
+    chase("devhugetlb", 2048, MIB, 7, 0.5, 20),
+    chase("devhugetlb", 2048, 4 * MIB, 11, 1, 50),
+    chase("devhugetlb", 2048, 8 * MIB, 13, 1.5, 70),
+    chase("anon4k", 4, MIB, 9, 3, 35),
+]
+
+
+def fault(backing, kb, mode, us_per_mb="", faults_per_mb="", us_per_call=""):
+    return {"backing": backing, "page_kb": kb, "mode": mode,
+            "us_per_mb": us_per_mb, "faults_per_mb": faults_per_mb,
+            "size_bytes": 4 * MIB, "us_per_call": us_per_call}
+
+
+FAULT_ROWS = [
+    fault("devzero", 4, "demand", 200, 256), fault("devzero", 4, "populate", 100, 256),
+    fault("thp", 2048, "demand", 50, 0.5), fault("thp", 2048, "populate", 40, 0.25),
+    fault("devhugetlb", 2048, "demand", 40, 0.5),
+    fault("devhugetlb", 2048, "populate", 30, 0.5),
+    fault("devhugetlb", 2048, "setup", us_per_call=10),
+    fault("maphugetlb", 2048, "setup", us_per_call=20),
+]
+
+
+def streamk(backing, x):
+    return [{"backing": backing, "page_kb": 4, "wss_bytes": 96 * MIB,
+             "kernel": k, "mb_per_s": 1000, "array_bytes": 32 * MIB,
+             "llc_x": x} for k in ("copy", "scale", "add", "triad")]
+
+
+class SummaryNumbers(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.render = load_render()
+        cls.tmp = tempfile.mkdtemp(prefix="summary-test-")
+        write(os.path.join(cls.tmp, "chase.csv"), CHASE, CHASE_ROWS)
+        write(os.path.join(cls.tmp, "fault.csv"), FAULT, FAULT_ROWS)
+        write(os.path.join(cls.tmp, "streamk.csv"), STREAMK,
+              streamk("devzero", 3.0) + streamk("thp", 4.0))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def sections(self, source="kvm"):
+        r = self.render
+        tables = [r.Table(self.tmp, n) for n in ("chase.csv", "fault.csv")]
+        for t in tables:
+            self.assertIsNone(t.problem)
+        secs = r.headlines(tables[0], tables[1], {"timing_source": source})
+        return {title.split(" (")[0].split(",")[0]: rows
+                for title, _, _, rows in secs}, [s[0] for s in secs]
+
+    def test_hardware_timing_leads_with_latency(self):
+        _, titles = self.sections("kvm")
+        self.assertTrue(titles[0].startswith("Latency"), titles)
+        _, titles = self.sections("native")
+        self.assertTrue(titles[0].startswith("Latency"), titles)
+
+    def test_latency_at_each_largest_working_set_median(self):
+        rows = self.sections()[0]["Latency at the largest working set"]
+        # contract order; devzero's median of 20, 30, 25 and of its min
+        # and max columns; thp's NaN row at 16 MiB is no value
+        self.assertEqual(rows, [
+            ["devzero", "4 MiB", "25.0 ns", "22.0..45.0"],
+            ["thp", "4 MiB", "12.0 ns", "12.0..12.0"],
+            ["devhugetlb", "8 MiB", "13.0 ns", "13.0..13.0"],
+            ["anon4k", "1 MiB", "9.00 ns", "9.00..9.00"]])
+
+    def test_walks_saved_against_the_baseline(self):
+        rows = self.sections()[0]["Page walks saved against devzero"]
+        # at the largest size each shares with devzero (4 MiB), measured
+        # walks: devzero 10, thp 2 (8 saved, 80 %), devhugetlb 1 (9, 90 %);
+        # anon4k has 4 KB pages, nothing to save
+        self.assertEqual(rows, [
+            ["thp", "4 MiB", "10.0", "2.00", "8.00", "80%", "measured"],
+            ["devhugetlb", "4 MiB", "10.0", "1.00", "9.00", "90%", "measured"]])
+
+    def test_fault_cost_ratio_and_counts(self):
+        secs = self.sections()[0]
+        # demand us_per_mb over devzero's demand (200)
+        self.assertEqual(secs["Fault cost relative to devzero"], [
+            ["devzero", "200 us/MB", "100 us/MB", "1.00x"],
+            ["thp", "50.0 us/MB", "40.0 us/MB", "0.25x"],
+            ["devhugetlb", "40.0 us/MB", "30.0 us/MB", "0.20x"],
+            ["maphugetlb", "n/a", "n/a", "n/a"]])
+        self.assertEqual(secs["Faults per MB"], [
+            ["devzero", "256", "256"], ["thp", "0.50", "0.25"],
+            ["devhugetlb", "0.50", "0.50"], ["maphugetlb", "n/a", "n/a"]])
+        self.assertEqual(secs["mmap setup cost of the hugetlb backings against devhugetlb"], [
+            ["devhugetlb", "10.0 us/call", "1.00x"],
+            ["maphugetlb", "20.0 us/call", "2.00x"]])
+
+    def test_streamk_llc_rule(self):
+        r = self.render
+        (_, _, header, rows), = r.streamk_sections(
+            r.Table(self.tmp, "streamk.csv"), {"timing_source": "native"})
+        self.assertEqual(header[-1], "4x LLC rule")
+        self.assertEqual([(row[0], row[1], row[-1]) for row in rows], [
+            ("devzero", "32 MiB", "not met (3.00x LLC)"),
+            ("thp", "32 MiB", "met")])
+
+    def test_mlp_per_chain_latency(self):
+        # at each backing's largest working set: ns_per_access and, in
+        # brackets, chain_ns (the time one chain takes per step)
+        rows = [{"backing": "devzero", "wss_bytes": str(w), "chains": str(n),
+                 "ns_per_access": str(v), "chain_ns": str(v * n)}
+                for w, n, v in ((MIB, 1, 50.0), (4 * MIB, 1, 80.0),
+                                (4 * MIB, 2, 45.0), (4 * MIB, 4, 25.0))]
+        table = type("Rows", (), {"rows": rows})()
+        _, _, header, out = self.render.mlp_section(table, {"timing_source": "kvm"})
+        self.assertEqual(header, ["backing", "working set", "1 chain",
+                                  "2 chains", "4 chains"])
+        self.assertEqual(out, [["devzero", "4 MiB", "80.0 ns (80.0)",
+                                "45.0 ns (90.0)", "25.0 ns (100)"]])
+
+
+if __name__ == "__main__":
+    unittest.main()
