@@ -1077,8 +1077,13 @@ def main(argv=None):
     mlp_jobs, mlp_sections = mlp_parts(run, meta, timing, notes)
     tr_jobs, tr_sections = tlbreach_parts(run, meta, timing, notes)
     rp_rows = read_realprog(run)
-    if rp_rows:
+    if rp_rows and "valid" in rp_rows[0]:
         jobs.append(realprog_job(run, rp_rows, timing))
+    elif rp_rows:
+        # a run recorded before the driver marked invalid runs: the table
+        # can treat every run as valid, the figure's script cannot
+        notes.append("realprog.csv has no valid column (recorded before it was added): "
+                     "its figure is not drawn, the summary counts every run as valid")
     figures, failed, noisy = draw(run, caption, jobs + mlp_jobs + tr_jobs, notes)
     sections = (headlines(tables[0], tables[2], meta) + streamk_sections(streamk, meta)
                 + mlp_sections + tr_sections + faultscale_sections(fs, meta))
