@@ -20,11 +20,11 @@ native: the same binaries on the host kernel; vm.nr_hugepages (and the 1 GB
 
 The benchmarks and backings are bench/contract.py's (from benchtool).  Each
 binary maps its backings at once and takes the repetitions as the outer
-loop, measuring each backing once per round and starting each round one
-backing further (bench/runner.c), so drift during a run (heat, boost, load)
-favours none; the first round's order is rotated by one more position for
-each benchmark and by --rotate for the whole run (compare rotates it per
-round).  meta.json records the order and the machine's state around the
+loop, measuring each backing once per round, right after an untimed pass
+of its own, in the order of a Williams design (bench/runner.c), so neither
+drift during a run (heat, boost, load) nor the backing before favours one;
+the first round's order is rotated by one more position for each benchmark
+and by --rotate for the whole run (compare rotates it per round).  meta.json records the order and the machine's state around the
 run.
 run.py writes data only; plots/render.py draws it and writes the summary.
 """
@@ -786,8 +786,8 @@ def wants_1g(backings, c):
 
 def rotation(backings, k):
     """backings rotated by k, as one comma list: the binary's first round
-    of repetitions measures them in this order, and each later round
-    starts one further (bench/runner.c)."""
+    of repetitions measures them in this order, and the later rounds follow
+    a Williams design over it (bench/runner.c)."""
     k %= max(len(backings), 1)
     return ",".join(backings[k:] + backings[:k])
 
