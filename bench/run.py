@@ -512,6 +512,11 @@ class Results:
             bench = val.pop("bench", "?")
             m.setdefault("repetition_order", {}).setdefault(
                 bench, []).append(val)
+        elif key == "numa":
+            # where each mapping's pages are, per node (bench/numa.h)
+            bench = val.pop("bench", "?")
+            m.setdefault("numa_placement", {}).setdefault(
+                bench, {}).setdefault(val.pop("backing"), []).append(val)
         elif key == "thp_guest":
             # the guest kernel's THP knobs (the host's are in machine)
             m[key] = {k: bracketed(v) or None for k, v in val.items()}
@@ -709,7 +714,41 @@ def machine_state(root="/"):
         "thp_khugepaged": {k.partition("/")[2]: v for k, v in thp.items()
                            if v is not None} or None,
         "hypervisor": hypervisor(root),
+        "numa_nodes": len(numa_nodes(root)) or None,
+        "numa_balancing": {"0": False, "1": True, "2": True}.get(
+            read_text(os.path.join(root, "proc", "sys", "kernel",
+                                   "numa_balancing"))),
     }
+
+
+def numa_nodes(root="/"):
+    """The host's NUMA nodes' numbers, from sysfs ([] without NUMA)."""
+    return sorted(int(os.path.basename(d)[4:]) for d in glob.glob(
+        os.path.join(root, "sys", "devices", "system", "node", "node[0-9]*")))
+
+
+# A node's own hugetlb pool: with more than one node the native run raises
+# the pools of the node the runner pins to (its mappings are bound there,
+# bench/numa.h) rather than the global nr_hugepages, which the kernel
+# spreads over all nodes.
+NODE_POOL = os.path.join("sys", "devices", "system", "node", "node%d",
+                         "hugepages", "hugepages-%%dkB", "nr_hugepages")
+
+
+def pinned_node(bindir, root="/"):
+    """The node of the CPU the runner pins to (benchtool pickcpu, the same
+    choice), on a host with more than one node; None otherwise."""
+    if len(numa_nodes(root)) < 2:
+        return None
+    allowed = ",".join(str(c) for c in sorted(os.sched_getaffinity(0)))
+    p = subprocess.run([os.path.join(bindir, "benchtool"), "pickcpu",
+                        "--sysfs", root, "--allowed", allowed],
+                       capture_output=True, text=True)
+    m = re.match(r"cpu (\d+) ", p.stdout)
+    nodes = glob.glob(os.path.join(root, "sys", "devices", "system", "cpu",
+                                   "cpu%s" % (m.group(1) if m else "-"),
+                                   "node[0-9]*"))
+    return int(os.path.basename(nodes[0])[4:]) if nodes else None
 
 
 class ThpSettings:
@@ -1281,7 +1320,10 @@ def main(argv=None):
                   first_meta(args, run_id, cmds, runs))
     print("bench: %s run %s -> %s" % (args.mode, args.profile, res.dir),
           flush=True)
-    pools = HugePools()
+    node = None if guest else pinned_node(args.bindir, HOST_ROOT)
+    pools = HugePools(None if node is None else
+                      os.path.join(HOST_ROOT, NODE_POOL % node))
+    res.meta["machine"]["pool_node"] = node
     thp = ThpSettings(HOST_ROOT)
     ignore_stops = stop_signals()
     status, rc = "complete", 0

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "numa.h"
 #include "runner.h"
 
 #define MAX_OPTS 32
@@ -209,6 +210,9 @@ uint64_t page_line_key(uint64_t seed)
 static struct run_opts opts = { .reps = 5, .warmup = 1, .warm_pass = 1,
 				.seed = 1, .cpu = -1 };
 static const char *sizes_arg;
+static const char *const numa_modes[] = { "local", "off", NULL };
+static int numa_mode;		/* index into numa_modes */
+static int numa_node = -1;	/* the pinned CPU's node; -1: unknown */
 static size_t sweep_min = 16 << 10, sweep_max = 64 << 20;
 
 const struct bench_opt runner_opts[] = {
@@ -242,6 +246,10 @@ const struct bench_opt runner_opts[] = {
 	  .dst = &opts.mem_budget, .min = 4096,
 	  .help = "memory outside the hugetlb pools the backings may map at "
 	  "once to be interleaved (3/4 of MemAvailable)" },
+	{ .name = "numa", .arg = "local|off", .kind = OPT_CHOICE,
+	  .dst = &numa_mode, .choices = numa_modes,
+	  .help = "local: bind every mapping to the pinned CPU's node "
+	  "(mbind, before it is touched); off: the default policy (local)" },
 	{ .name = "verbose", .kind = OPT_FLAG, .dst = &opts.verbose,
 	  .help = "more progress (also -v): a line per timed repetition" },
 	{ 0 },
@@ -540,6 +548,7 @@ static void pin(struct run_opts *o)
 			 strerror(errno));
 		o->cpu = -1;
 	}
+	numa_node = o->cpu < 0 ? -1 : numa_node_of_cpu(o->cpu);
 }
 /*
  * The CPU's name from /proc/cpuinfo: x86's "model name"; arm64 has none,
@@ -626,10 +635,11 @@ static void emit_method_meta(int aslr_off)
 	       "\"warm_pass\": %d, \"reps\": %d, "
 	       "\"seed\": %llu, \"aslr_off\": %s, \"cpu_pinned\": %d, "
 	       "\"timer_resolution_ns\": %.1f, \"timer_getres_ns\": %.1f, "
-	       "\"clock\": \"CLOCK_MONOTONIC\"", cur->name, opts.warmup,
+	       "\"clock\": \"CLOCK_MONOTONIC\", \"numa\": \"%s\", "
+	       "\"numa_node\": %d", cur->name, opts.warmup,
 	       opts.warm_pass, opts.reps, (unsigned long long)opts.seed,
 	       aslr_off ? "true" : "false", opts.cpu, timer_res_ns,
-	       timer_getres_ns);
+	       timer_getres_ns, numa_modes[numa_mode], numa_node);
 	emit_bench_opts();
 	printf("}\n");
 }
@@ -684,12 +694,32 @@ static void slot_failed(struct slot *s, const char *why)
 	s->failed = 1;
 }
 
-/* maps s at size, touches it and verifies its page size; 0 or -1 */
+/* "@meta numa": where the kernel put the pages of s's mapping */
+static void emit_numa_meta(const struct slot *s)
+{
+	char place[1024];
+
+	numa_placement(s->m.addr, place, sizeof(place));
+	printf("@meta numa {\"bench\": \"%s\", \"backing\": \"%s\", "
+	       "\"bytes\": %zu, \"bound_to\": %d, %s}\n", cur->name,
+	       s->x.b->name, s->m.len, numa_mode ? -1 : numa_node, place);
+}
+
+/*
+ * Maps s at size, binds it to the pinned CPU's node (--numa local, where
+ * the kernel shows nodes), touches it and verifies its page size; 0 or -1.
+ */
 static int slot_map(struct slot *s, size_t size)
 {
 	char why[512];
 
 	if (backing_map(s->x.b, size, 0, &s->m, why, sizeof(why))) {
+		slot_failed(s, why);
+		return -1;
+	}
+	if (!numa_mode && numa_node >= 0 &&
+	    numa_bind(s->m.addr, s->m.len, numa_node, why, sizeof(why))) {
+		backing_unmap(&s->m);
 		slot_failed(s, why);
 		return -1;
 	}
@@ -700,6 +730,7 @@ static int slot_map(struct slot *s, size_t size)
 		slot_failed(s, why);
 		return -1;
 	}
+	emit_numa_meta(s);
 	s->x.m = &s->m;
 	return 0;
 }
@@ -748,26 +779,40 @@ static void select_backings(struct counters *c)
 
 /* -- interleaving: the order and whether the backings fit at once --------- */
 
-/* free pages of the hugetlb pool of kb kB pages, less those reserved */
+static long read_pool(const char *dir, unsigned long kb, const char *file)
+{
+	char path[160];
+	long v = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/hugepages-%lukB/%s", dir, kb, file);
+	fp = fopen(path, "r");
+	if (!fp || fscanf(fp, "%ld", &v) != 1)
+		v = 0;
+	if (fp)
+		fclose(fp);
+	return v;
+}
+
+/*
+ * Free pages of the hugetlb pool of kb kB pages, less those reserved; on
+ * the node the mappings are bound to (--numa local), where they must come
+ * from, when fewer are free there.
+ */
 static long pool_free(unsigned long kb)
 {
-	const char *f[2] = { "free_hugepages", "resv_hugepages" };
-	long v[2] = { 0, 0 };
-	char path[128];
-	int i;
+	const char *all = "/sys/kernel/mm/hugepages";
+	long v = read_pool(all, kb, "free_hugepages") -
+		 read_pool(all, kb, "resv_hugepages");
+	char node[64];
 
-	for (i = 0; i < 2; i++) {
-		FILE *fp;
-
-		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/"
-			 "hugepages-%lukB/%s", kb, f[i]);
-		fp = fopen(path, "r");
-		if (!fp || fscanf(fp, "%ld", &v[i]) != 1)
-			v[i] = 0;
-		if (fp)
-			fclose(fp);
+	if (!numa_mode && numa_node >= 0) {
+		snprintf(node, sizeof(node), "/sys/devices/system/node/node%d/"
+			 "hugepages", numa_node);
+		if (read_pool(node, kb, "free_hugepages") < v)
+			v = read_pool(node, kb, "free_hugepages");
 	}
-	return v[0] - v[1];
+	return v;
 }
 
 /* 3/4 of MemAvailable: what the mappings of one size may take at once */
