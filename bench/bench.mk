@@ -22,7 +22,9 @@ BENCH_DIR := build/bench
 BENCH_SRCS := $(shell grep -l '^BENCH_REGISTER' bench/*.c)
 BENCH_NAMES := $(basename $(notdir $(BENCH_SRCS)))
 BENCH_BINS := $(addprefix $(BENCH_DIR)/,$(BENCH_NAMES))
-BENCH_TOOLS := $(BENCH_DIR)/benchtool $(BENCH_DIR)/minichase
+BENCH_TOOLS := $(BENCH_DIR)/benchtool
+# the chase's independent oracle: nothing of bench/ in it (tests/bench/)
+BENCH_ORACLE := $(BENCH_DIR)/minichase
 
 # Hardware events: perf's pmu-events JSON for x86, extracted once from the
 # kernel tarball (the one kernel/build.sh builds) and turned into a C table
@@ -58,12 +60,11 @@ $(BENCH_BINS): $(BENCH_DIR)/%: bench/%.c bench/main.c $(BENCH_LIB_SRC) \
 	$(BENCH_CC) $(BENCH_CFLAGS) -Ibench -o $@ bench/main.c $< \
 		$(BENCH_LIB_SRC) -lm
 
-# the chase's independent oracle: nothing of bench/ in it (tests/bench/)
-$(BENCH_DIR)/minichase: tests/bench/minichase.c | $(BENCH_DIR)
+$(BENCH_ORACLE): tests/bench/minichase.c | $(BENCH_DIR)
 	$(BENCH_CC) $(BENCH_CFLAGS) -o $@ $<
 
 # every benchmark, so that `benchtool contract` lists them all
-$(BENCH_DIR)/benchtool: bench/benchtool.c $(BENCH_SRCS) $(BENCH_LIB_SRC) \
+$(BENCH_TOOLS): bench/benchtool.c $(BENCH_SRCS) $(BENCH_LIB_SRC) \
 		$(BENCH_HDRS) bench/bench.mk | $(BENCH_DIR)
 	$(BENCH_CC) $(BENCH_CFLAGS) -Ibench -o $@ $< $(BENCH_SRCS) \
 		$(BENCH_LIB_SRC) -lm
@@ -107,10 +108,12 @@ endif
 		$(if $(KERNEL),--kernel $(KERNEL)) \
 		$(if $(INITRAMFS),--initrd $(INITRAMFS))
 
-bench-native: $(BENCH_BINS) $(BENCH_TOOLS) $(PRELOAD_SO) $(REALPROG)
+bench-native: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(PRELOAD_SO) \
+		$(REALPROG)
 	python3 bench/run.py --mode native --profile $(PROFILE)
 
-test-bench: $(BENCH_BINS) $(BENCH_TOOLS) $(PRELOAD_SO) $(REALPROG)
+test-bench: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(PRELOAD_SO) \
+		$(REALPROG)
 	python3 tests/bench/run_tests.py
 
 .DEFAULT_GOAL := $(bench_saved_goal)

@@ -1174,11 +1174,14 @@ def run_native(res, cmds, pools, p, pooled):
 # process, one mapping, one cycle over every line, no pinning, nothing
 # shared with bench/.  After a native run its least time per hop on the
 # page size of each backing the chase measured (at the largest line-hop
-# size up to ORACLE_MAX) must be within ORACLE_TOLERANCE of the chase's
-# ns_min; a disagreement fails the run (meta.json chase_oracle says which).
+# size up to ORACLE_MAX, if that is at least ORACLE_MIN: smaller working
+# sets live in the caches, where the TLB question is not asked) must be
+# within ORACLE_TOLERANCE of the chase's ns_min; a disagreement fails the
+# run (meta.json chase_oracle says which), unless the load average was
+# above the CPU count: then it is a note, as wall time means little there.
 ORACLE_KINDS = {4: "4k", KB_2M: "2m", KB_1G: "1g"}
 ORACLE_TOLERANCE = 0.10
-ORACLE_MAX = GB
+ORACLE_MIN, ORACLE_MAX = 64 * MB, GB
 ORACLE_RUNS = 3
 ORACLE_ATTEMPTS = 3
 
@@ -1186,10 +1189,11 @@ ORACLE_ATTEMPTS = 3
 def minichase(bindir, kind, wss, hops, runs=ORACLE_RUNS):
     """(least ns per hop over runs runs of the oracle, None) or (None,
     why).  It warms with as many hops as it times."""
-    best = None
+    best, exe = None, os.path.join(bindir, "minichase")
+    if not os.access(exe, os.X_OK):
+        return None, "%s is not built (make bench-native builds it)" % exe
     for _ in range(runs):
-        p = subprocess.run([os.path.join(bindir, "minichase"), kind,
-                            str(wss), str(hops), str(hops)],
+        p = subprocess.run([exe, kind, str(wss), str(hops), str(hops)],
                            capture_output=True, text=True)
         m = re.match(r"ns_per_hop ([0-9.]+)", p.stdout)
         if p.returncode or not m:
@@ -1224,7 +1228,12 @@ def check_chase_oracle(res, bindir):
     """The oracle against the chase's rows in res; 0, or 2 on a
     disagreement (after ORACLE_ATTEMPTS rounds of oracle runs)."""
     wss, rows = chase_line_rows(res.csv_path("chase"))
-    if not rows:
+    if not rows or wss < ORACLE_MIN:
+        res.meta["chase_oracle"] = {
+            "wss_bytes": wss, "backings": {},
+            "reason": "not checked: no line-hop size of the chase from %d "
+                      "to %d MB" % (ORACLE_MIN // MB, ORACLE_MAX // MB)}
+        res.write_meta()
         return 0
     hops = min(wss // 64, 4 << 20)
     best, why, out = {}, {}, {}
@@ -1251,13 +1260,21 @@ def check_chase_oracle(res, bindir):
         "source": "native wall time: least of %d runs of build/bench/"
                   "minichase per attempt" % ORACLE_RUNS, "backings": out}
     bad = sorted(b for b, v in out.items() if v["agree"] is False)
+    load = os.getloadavg()[0]
     if bad:
-        res.meta["errors"].append(
-            "chase disagrees with its oracle (minichase) by over %d %% at "
-            "%d bytes: %s" % (ORACLE_TOLERANCE * 100, wss, ", ".join(
+        msg = "chase disagrees with its oracle (minichase) by over %d %% " \
+            "at %d bytes: %s" % (ORACLE_TOLERANCE * 100, wss, ", ".join(
                 "%s %.1f ns vs %.1f ns" % (b, out[b]["chase_ns_min"],
                                            out[b]["oracle_ns_min"])
-                for b in bad)))
+                for b in bad))
+        if load > (os.cpu_count() or 1):
+            res.meta.setdefault("notes", []).append(
+                msg + "; not a failure: load average %.1f on %d CPUs"
+                % (load, os.cpu_count() or 1))
+            bad = []
+        else:
+            res.meta["errors"].append(msg)
+    res.meta["chase_oracle"]["load_average"] = load
     print("bench: chase oracle at %d bytes: %s" % (wss, ", ".join(
         "%s %s" % (b, v.get("ratio", v.get("reason")))
         for b, v in sorted(out.items()))), flush=True)

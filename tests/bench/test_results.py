@@ -312,7 +312,8 @@ class TestMachineState(unittest.TestCase):
         self.assertEqual(st, {"cpufreq_governor": {"performance": 2, "powersave": 1},
                               "boost": False, "smt_active": True,
                               "thp_enabled": "madvise", "thp_defrag": "madvise",
-                              "thp_khugepaged": None, "hypervisor": True})
+                              "thp_khugepaged": None, "hypervisor": True,
+                              "numa_nodes": None, "numa_balancing": None})
         self.assertEqual(run.loadavg(root), [1.5, 0.75, 0.25])
 
     def test_bare_host_without_cpufreq(self):
