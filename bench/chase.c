@@ -276,14 +276,18 @@ static void emit(const struct bench_ctx *x, struct point *pt, int model_ok,
  * what the tests check: how many elements it has before it closes, how
  * many distinct 4 KB pages they lie in and the most in one page (a page
  * hop has one element in each page of the working set, a line hop one in
- * each line), elements outside the working set, and where the chase
- * stopped (`position` steps from the start) against the hops it counted.
+ * each line), how many of a page's 64 line slots they use and how many
+ * are not line-aligned, elements outside the working set, and where the
+ * chase stopped (`position` steps from the start) against the hops it
+ * counted.
  */
 static void cycle_meta(const struct bench_ctx *x, const struct point *pt)
 {
 	size_t wss = x->o->sizes[x->si], npages = wss / PAGE, limit = wss / LINE;
 	unsigned short *per_page = calloc(npages, sizeof(*per_page));
 	size_t steps = 0, pages = 0, most = 0, outside = 0, pos = SIZE_MAX;
+	size_t unaligned = 0;
+	uint64_t slots = 0;	/* bit k: some element at line k of its page */
 	void **p = pt->start;
 
 	if (!per_page) {
@@ -300,16 +304,20 @@ static void cycle_meta(const struct bench_ctx *x, const struct point *pt)
 			break;
 		}
 		pages += !per_page[off / PAGE]++;
+		slots |= 1ULL << (off % PAGE / LINE);
+		unaligned += off % LINE != 0;
 		if (per_page[off / PAGE] > most)
 			most = per_page[off / PAGE];
 		p = *p;
 	} while (p != pt->start && ++steps <= limit);
 	printf("@meta cycle {\"backing\": \"%s\", \"wss_bytes\": %zu, "
 	       "\"hop\": \"%s\", \"closed\": %s, \"elements\": %zu, "
-	       "\"pages\": %zu, \"most_in_a_page\": %zu, \"outside\": %zu, "
+	       "\"pages\": %zu, \"most_in_a_page\": %zu, \"line_slots\": %d, "
+	       "\"unaligned\": %zu, \"outside\": %zu, "
 	       "\"position\": %lld, \"hops_done\": %llu}\n", x->b->name, wss,
 	       hop_names[pt->hop - 1], p == pt->start ? "true" : "false",
-	       steps + 1, pages, most, outside,
+	       steps + 1, pages, most, __builtin_popcountll(slots), unaligned,
+	       outside,
 	       pos == SIZE_MAX ? -1LL : (long long)pos,
 	       (unsigned long long)pt->done);
 	free(per_page);

@@ -38,6 +38,12 @@ class TestChaseCycle(unittest.TestCase):
             self.assertEqual(c["elements"], pages, c)
             self.assertEqual(c["pages"], pages, c)
             self.assertEqual(c["most_in_a_page"], 1, c)
+            self.assertEqual(c["unaligned"], 0, c)
+            # the element's line in each page is spread (runner.h,
+            # page_line): 11 pages use 11 slots at most, 384 nearly all 64
+            # (the layout is a function of the seed: no chance involved)
+            self.assertGreaterEqual(c["line_slots"], min(pages * 3 // 4, 48),
+                                    c)
 
     def test_line_hop_visits_every_line_once(self):
         for c in self.cycles("line"):
@@ -46,6 +52,7 @@ class TestChaseCycle(unittest.TestCase):
             self.assertEqual(c["elements"], c["wss_bytes"] // 64, c)
             self.assertEqual(c["pages"], c["wss_bytes"] // 4096, c)
             self.assertEqual(c["most_in_a_page"], 64, c)
+            self.assertEqual((c["line_slots"], c["unaligned"]), (64, 0), c)
 
     def test_chase_moves_every_hop_it_counts(self):
         for hop in ("line", "page"):
