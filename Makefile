@@ -51,13 +51,15 @@ include bench/bench.mk
 include plots/plots.mk
 include compare/compare.mk
 
-.PHONY: help deps kernel initramfs test test-kernel-build bench checkpatch check-builds soak clean
+.PHONY: help deps kernel initramfs test test-host test-fresh test-kernel-build bench checkpatch check-builds soak clean
 
 help:
 	@echo "make deps         install missing Debian packages (apt-get; needs root)"
 	@echo "make kernel       extract linux-source-6.12, apply kernel/patches, build bzImage (cached)"
 	@echo "make initramfs    busybox, kselftests, benchmarks and perf for the guest"
 	@echo "make test         host unit tests + kselftests in the guest (DEBUG=1: debug kernel)"
+	@echo "make test-host    the host unit tests alone (run-qemu.sh, build options, contract, deps)"
+	@echo "make test-fresh   make deps and the kernel-free suites in a new Debian 12 root (REV=...)"
 	@echo "make test-kernel-build   incremental kernel builds equal scratch ones (slow; DEBUG=1)"
 	@echo "make bench        quick profile in the guest, then figures (PROFILE=full|quick|tiny)"
 	@echo "make bench-native the same benchmarks on this host's kernel"
@@ -95,10 +97,10 @@ endif
 initramfs: kernel $(INITRAMFS_BINS)
 	@kernel/initramfs/build.sh $(INITRAMFS_ARCH) $(INITRAMFS) "$$(dirname "$$(readlink -f $(KERNEL))")/selftests" $(INITRAMFS_BINS)
 
-# ARCH=arm64 HOST_TESTS=0: leave the host unit tests to the x86_64 make test
-# (for a run that follows it, as CI's).
+# HOST_TESTS=0: leave the host unit suites to another run: ARCH=arm64 to
+# the x86_64 make test, the x86_64 one to make test-fresh (as CI does).
 test: deps
-	@python3 tests/run.py --kernel $(KERNEL) --initrd $(INITRAMFS) --variant $(KERNEL_VARIANT) --make-args "DEBUG=$(DEBUG)" $(if $(filter arm64,$(ARCH)),--arch arm64 $(if $(filter 0,$(HOST_TESTS)),--no-host-tests))
+	@python3 tests/run.py --kernel $(KERNEL) --initrd $(INITRAMFS) --variant $(KERNEL_VARIANT) --make-args "DEBUG=$(DEBUG)" $(if $(filter arm64,$(ARCH)),--arch arm64) $(if $(filter 0,$(HOST_TESTS)),--no-host-tests)
 
 bench: deps kernel initramfs
 	@$(MAKE) --no-print-directory bench-guest KERNEL=$(KERNEL) INITRAMFS=$(INITRAMFS)
@@ -106,6 +108,16 @@ bench: deps kernel initramfs
 
 checkpatch: deps
 	@kernel/checkpatch.sh
+
+# The host unit tests alone (make test runs them first).
+test-host:
+	@python3 tests/host/run_tests.py
+
+# make deps and the suites that need no kernel, in a new Debian 12 root
+# (debootstrap): a missing install step fails here, not on a new machine.
+# REV=<revision> tests another commit (default HEAD; only committed work).
+test-fresh: deps
+	@tests/fresh.sh $(REV)
 
 # Slow (three tinyconfig kernels, each compiled twice for W=1/sparse): not in
 # make test.

@@ -175,6 +175,23 @@ static void cleanup_signal(int sig)
 	raise(sig);
 }
 
+/*
+ * cleanup_signal on SIGINT, SIGTERM and SIGHUP, run on a stack of its
+ * own: mlp's 16-chain loop lends rsp to a chain (bench/mlp.c).
+ */
+static void catch_signals(void)
+{
+	static char alt[64 << 10];
+	stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt) };
+	struct sigaction sa = { .sa_handler = cleanup_signal,
+				.sa_flags = SA_ONSTACK | SA_RESTART };
+
+	sigaltstack(&ss, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
 /* the made_mount slot for page_kb: its own, else a free one; -1: full */
 static int mount_slot(unsigned long page_kb)
 {
@@ -225,9 +242,7 @@ static int hugetlbfs_dir(unsigned long page_kb, char *path, size_t n,
 		return -1;
 	}
 	atexit(backing_cleanup);
-	signal(SIGINT, cleanup_signal);
-	signal(SIGTERM, cleanup_signal);
-	signal(SIGHUP, cleanup_signal);
+	catch_signals();
 	snprintf(path, n, "%s", dir);
 	return 0;
 }

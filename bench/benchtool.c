@@ -12,8 +12,10 @@
  *   benchtool presets           prints "name<TAB>spec<TAB>source" lines
  *   benchtool layout PAGES [SEED]   the byte offset of each page-hop
  *                               element (chase --hop page, stream stride)
- *   benchtool mlp WSS CHAINS STRIDE GROUP [SEED]   the parallel chase's
- *                               chains (mlp.c), one line of offsets each
+ *   benchtool mlp WSS CHAINS STRIDE GROUP [SEED [STEPS]]   the parallel
+ *                               chase's chains (mlp.c), one line of
+ *                               offsets each; with STEPS, a last line:
+ *                               where the loop left each after STEPS
  *   benchtool geometry SPEC|PRESET   the model's geometry as JSON
  *   benchtool events [--cpuid ID]   the counter events for a CPU (default
  *                               this one), from perf's pmu-events tables
@@ -22,10 +24,16 @@
  *   benchtool scale V0 V1 E0 E1 R0 R1   one repetition's scaled count
  *   benchtool llc [--sysfs ROOT] [--cpu N] [--no-cpuid]
  *                               the last-level cache streamk sizes by (llc.h)
+ *   benchtool tlbgeometry [--model M] [--dump]   the TLB geometry the
+ *                               model uses here (auto: as the chase picks
+ *                               it) beside what CPUID reports, as JSON
+ *                               (tlbcpuid.h); --dump: the raw leaves
  *   benchtool tlbwalks PRESET WSS_BYTES PAGE_KB [HOP_BYTES]
  *                               the TLB model's walks and L1 misses per 1000
  *                               accesses of the chase's cycle (no memory)
  */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +43,7 @@
 #include "pmu.h"
 #include "runner.h"
 #include "stats.h"
+#include "tlbcpuid.h"
 #include "tlbmodel.h"
 
 static void print_opts(const struct bench_opt *t)
@@ -171,11 +180,12 @@ static int cmd_mlp(int argc, char **argv)
 {
 	char why[300];
 
-	if (argc < 6 || argc > 7)
+	if (argc < 6 || argc > 8)
 		return -1;
 	if (mlp_layout(stdout, strtoull(argv[2], NULL, 0), atoi(argv[3]),
 		       strtoull(argv[4], NULL, 0), strtoull(argv[5], NULL, 0),
-		       argc == 7 ? strtoull(argv[6], NULL, 0) : 1, why,
+		       argc >= 7 ? strtoull(argv[6], NULL, 0) : 1,
+		       argc == 8 ? strtoull(argv[7], NULL, 0) : 0, why,
 		       sizeof(why))) {
 		fprintf(stderr, "benchtool mlp: %s\n", why);
 		return 1;
@@ -428,6 +438,63 @@ static int cmd_tlbwalks(int argc, char **argv)
 	return rc;
 }
 
+/* --model auto as the chase resolves it on the CPU it would pin to */
+static const char *auto_model(char *why, size_t n)
+{
+	const struct pmu_model *pm = NULL;
+	struct pmu_choice ch;
+	char id[128], cpu[200], w[256];
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		CPU_ZERO(&set);
+	pmu_pick_cpu("/sys", &set, -1, &ch);
+	if (!pmu_host_cpuid(id, sizeof(id)))
+		pm = pmu_model_find(id, w, sizeof(w));
+	else
+		snprintf(id, sizeof(id), "an unidentified CPU");
+	snprintf(cpu, sizeof(cpu), "%s (perf model %s, PMU %s)", id,
+		 pm ? pm->model : "none", ch.pmu);
+	return tlb_auto_model(pm ? pmu_preset(pm, ch.pmu) : NULL, cpu, why, n);
+}
+
+static int cmd_tlbgeometry(int argc, char **argv)
+{
+	const char *model = "auto";
+	char why[600], buf[16384];
+	struct tlb_cpuid c;
+	struct tlb_model m;
+	int i;
+
+	for (i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--model") && i + 1 < argc) {
+			model = argv[++i];
+		} else if (!strcmp(argv[i], "--dump") && argc == 3) {
+			if (tlb_cpuid_load(&c, why, sizeof(why)))
+				return fprintf(stderr, "benchtool: %s\n", why), 1;
+			tlb_cpuid_dump(&c);
+			return 0;
+		} else {
+			return -1;
+		}
+	}
+	if (!strcmp(model, "auto")) {
+		model = auto_model(why, sizeof(why));
+	} else if (tlb_init(&m, model)) {
+		fprintf(stderr, "benchtool: --model '%s' is not auto, cpuid, a "
+			"preset (benchtool presets) or a spec (bench/tlbmodel.h)"
+			"\n", model);
+		return 1;
+	} else {
+		tlb_free(&m);
+		snprintf(why, sizeof(why), "--model %s", model);
+	}
+	if (tlb_report_json(model, why, buf, sizeof(buf)))
+		return fprintf(stderr, "benchtool: report too long\n"), 1;
+	printf("%s\n", buf);
+	return 0;
+}
+
 static const struct {
 	const char *name, *usage;
 	int (*fn)(int argc, char **argv);
@@ -437,7 +504,7 @@ static const struct {
 	{ "tlb", "tlb SPEC < trace", cmd_tlb },
 	{ "presets", "presets", cmd_presets },
 	{ "layout", "layout PAGES [SEED]", cmd_layout },
-	{ "mlp", "mlp WSS CHAINS STRIDE GROUP [SEED]", cmd_mlp },
+	{ "mlp", "mlp WSS CHAINS STRIDE GROUP [SEED [STEPS]]", cmd_mlp },
 	{ "geometry", "geometry SPEC|PRESET", cmd_geometry },
 	{ "events", "events [--cpuid VENDOR-FAMILY-MODEL[-STEPPING]]",
 	  cmd_events },
@@ -447,6 +514,8 @@ static const struct {
 	{ "llc", "llc [--sysfs ROOT] [--cpu N] [--no-cpuid]", cmd_llc },
 	{ "tlbwalks", "tlbwalks PRESET WSS_BYTES PAGE_KB [HOP_BYTES]",
 	  cmd_tlbwalks },
+	{ "tlbgeometry", "tlbgeometry [--model auto|cpuid|PRESET|SPEC] "
+	  "[--dump]", cmd_tlbgeometry },
 };
 
 int main(int argc, char **argv)

@@ -17,13 +17,19 @@
  * the next model_cap are counted.  Addresses are the chase's offsets from
  * a canonical 1 GB-aligned base, so backings with equal page sizes model
  * alike and the result is computed once per (page size, size, hop).
+ *
+ * faults: the page faults counted (software event) in all the timed
+ * repetitions of a row together; the working set is faulted in before
+ * them, so anything but 0 is a fault the timing includes.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "runner.h"
+#include "tlbcpuid.h"
 #include "tlbmodel.h"
 
 #define UNROLL 16
@@ -39,6 +45,7 @@ static uint64_t hops = 1 << 20;
 static const char *model = "skylake";
 static uint64_t model_cap = 1 << 16;
 static int check_cycle;
+static uint64_t stray;
 
 static const struct bench_opt chase_opts[] = {
 	{ .name = "hop", .arg = "line|page|both", .kind = OPT_CHOICE,
@@ -48,13 +55,17 @@ static const struct bench_opt chase_opts[] = {
 	  .kind = OPT_COUNT, .dst = &hops, .min = UNROLL },
 	{ .name = "model", .arg = "NAME", .kind = OPT_STR, .dst = &model,
 	  .help = "TLB model preset or spec (skylake; bench/tlbmodel.h); "
-	  "auto: the preset that fits the pinned core" },
+	  "auto: the pinned core's preset, else its CPUID geometry on bare "
+	  "metal, else none (bench/tlbcpuid.h)" },
 	{ .name = "model-cap", .arg = "N", .kind = OPT_COUNT,
 	  .help = "model accesses counted, after as many warm (65536)",
 	  .dst = &model_cap, .min = 1 },
 	{ .name = "check-cycle", .kind = OPT_FLAG, .dst = &check_cycle,
 	  .help = "walk each cycle untimed and report its structure in "
 	  "@meta cycle (the tests' check of the chase)" },
+	{ .name = "stray", .arg = "N", .kind = OPT_COUNT, .dst = &stray,
+	  .help = "fault a fresh page in each of the first N timed "
+	  "repetitions of a row (a test of the faults column; 0)" },
 	{ 0 },
 };
 
@@ -163,6 +174,7 @@ struct point {
 	uint64_t blocks;	/* unrolled blocks per repetition */
 	uint64_t done;		/* hops chased so far, warm passes included */
 	double *ns, *cyc, *l1, *wk;	/* per access, per repetition */
+	uint64_t faults;	/* in all timed repetitions */
 	int ok[EV_NR];		/* which counters counted every repetition */
 };
 
@@ -221,6 +233,7 @@ static int rep(const struct bench_ctx *x, void *st, int r)
 	uint64_t n = pt->blocks * UNROLL;
 	struct counter_values v;
 	double t0, t1;
+	char *fresh = MAP_FAILED;
 	int i;
 
 	pt->done += n;
@@ -228,12 +241,20 @@ static int rep(const struct bench_ctx *x, void *st, int r)
 		pt->p = chase(pt->p, pt->blocks);
 		return 0;
 	}
+	if ((uint64_t)r < stray)
+		fresh = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	counters_start(x->c);
 	t0 = now_ns();
+	if (fresh != MAP_FAILED)
+		*(volatile char *)fresh = 1;
 	pt->p = chase(pt->p, pt->blocks);
 	t1 = now_ns();
 	counters_stop(x->c, &v);
+	if (fresh != MAP_FAILED)
+		munmap(fresh, PAGE);
 	check_duration(t1 - t0);
+	pt->faults += v.v[EV_PAGE_FAULTS];
 	pt->ns[r] = (t1 - t0) / n;
 	pt->cyc[r] = (double)v.v[EV_CYCLES] / n;
 	pt->l1[r] = per_1k(&v, EV_L1_DTLB_MISS, n);
@@ -248,14 +269,16 @@ static void emit(const struct bench_ctx *x, struct point *pt, int model_ok,
 {
 	struct stats st, sc, sl, sw;
 	int reps = x->o->reps, hop = pt->hop;
-	char b[5][32];
+	char b[5][32], f[24] = "";
 
+	if (pt->ok[EV_PAGE_FAULTS])
+		snprintf(f, sizeof(f), "%llu", (unsigned long long)pt->faults);
 	stats_compute(pt->ns, reps, &st);
 	stats_compute(pt->cyc, reps, &sc);
 	stats_compute(pt->l1, reps, &sl);
 	stats_compute(pt->wk, reps, &sw);
 	/* the columns of chase_bench, in order */
-	emit_row("%s,%lu,%zu,%.3f,%.3f,%.3f,%s,%s,%s,%s,%s,%.4f,%d,%llu,%s,%s",
+	emit_row("%s,%lu,%zu,%.3f,%.3f,%.3f,%s,%s,%s,%s,%s,%.4f,%d,%llu,%s,%s,%s",
 		 x->b->name, x->page_kb, x->o->sizes[x->si], st.median, st.min,
 		 st.max, fmt_opt(b[0], 32, pt->ok[EV_L1_DTLB_MISS], sl.median),
 		 fmt_opt(b[1], 32, pt->ok[EV_WALK], sw.median),
@@ -264,7 +287,12 @@ static void emit(const struct bench_ctx *x, struct point *pt, int model_ok,
 		 hop_names[hop - 1], st.cv, reps,
 		 (unsigned long long)pt->blocks * UNROLL,
 		 fmt_opt(b[4], 32, pt->ok[EV_CYCLES], sc.median),
-		 tlb_spec(model) == model ? "custom" : model);
+		 tlb_spec(model) == model && strcmp(model, TLB_NO_MODEL) ?
+		 "custom" : model, f);
+	if (pt->faults)
+		progress("warning: %s: %llu page faults in the timed "
+			 "repetitions", x->b->name,
+			 (unsigned long long)pt->faults);
 	progress("%-14s %-4s %10zu B (%d/%d): %8.2f ns/access  cv %.3f  "
 		 "model walks/1k %.1f", x->b->name, hop_names[hop - 1],
 		 x->o->sizes[x->si], x->si + 1, x->o->nsizes, st.median, st.cv,
@@ -334,10 +362,12 @@ static int finish(const struct bench_ctx *x, void *st, int ok)
 		chase_sink = pt->p;
 		if (check_cycle)
 			cycle_meta(x, pt);
-		model_ok = !model_run(x->m->addr, pt->start, pt->hop,
+		/* no model fits (--model auto): its columns stay empty */
+		model_ok = strcmp(model, TLB_NO_MODEL) &&
+			   !model_run(x->m->addr, pt->start, pt->hop,
 				      x->page_kb, x->o->sizes[x->si], &ml1,
 				      &mwk);
-		if (!model_ok)
+		if (!model_ok && strcmp(model, TLB_NO_MODEL))
 			emit_error("TLB model: out of memory");
 		emit(x, pt, model_ok, ml1, mwk);
 	}
@@ -367,12 +397,14 @@ static int check(char *why, size_t n)
 	return -1;
 }
 
-/* --model auto: the preset of the core the counters run on */
+/* --model auto: the model of the core the counters run on, or none */
 static void start(struct counters *c)
 {
+	char why[600] = "";
+
 	if (!strcmp(model, "auto"))
-		model = counters_model_preset(c);
-	tlb_emit_meta(model);
+		model = counters_model_preset(c, why, sizeof(why));
+	tlb_emit_model_meta(model, why);
 }
 
 static const struct bench chase_bench = {
@@ -381,7 +413,7 @@ static const struct bench chase_bench = {
 	.columns = "backing,page_kb,wss_bytes,ns_per_access,ns_min,ns_max,"
 		   "l1_dtlb_misses_per_1k,walks_per_1k,"
 		   "model_l1_misses_per_1k,model_walks_per_1k,hop,cv,reps,"
-		   "hops,cycles_per_access,model_preset",
+		   "hops,cycles_per_access,model_preset,faults",
 	.key = "backing,hop,wss_bytes",
 	.metric = "ns_per_access",
 	.lower_is_better = 1,

@@ -29,6 +29,7 @@
 
 #include "counters.h"
 #include "runner.h"
+#include "tlbcpuid.h"
 
 static struct pmu_choice where = { .cpu = -1, .pmu = "cpu", .type = -1 };
 
@@ -279,15 +280,20 @@ void counters_stop(struct counters *c, struct counter_values *out)
 	}
 }
 
-const char *counters_model_preset(const struct counters *c)
+const char *counters_model_preset(const struct counters *c, char *why,
+				  size_t n)
 {
 	const char *p = c->model ? pmu_preset(c->model, where.pmu) : NULL;
+	const char *m;
+	char cpu[160];
 
-	if (p)
-		return p;
-	progress("warning: no TLB-model preset fits %s (PMU %s); modelling "
-		 "skylake", c->model ? c->model->model : c->cpuid, where.pmu);
-	return "skylake";
+	snprintf(cpu, sizeof(cpu), "%s (perf model %s, PMU %s)",
+		 c->cpuid[0] ? c->cpuid : "an unidentified CPU",
+		 c->model ? c->model->model : "none", where.pmu);
+	m = tlb_auto_model(p, cpu, why, n);
+	if (!p)
+		progress("warning: %s", why);
+	return m;
 }
 
 static void emit_pmu_meta(const struct counters *c)

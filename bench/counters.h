@@ -61,10 +61,12 @@ void counters_start(struct counters *c);
 /* this repetition's counts, each scaled by this repetition's times */
 void counters_stop(struct counters *c, struct counter_values *out);
 /*
- * The TLB-model preset for the pinned core (bench/pmu.c's list); when none
- * fits, says so and gives the runner's default, "skylake".
+ * --model auto for the pinned core: its preset (bench/pmu.c's list), else
+ * the geometry its CPUID reports on bare metal, else TLB_NO_MODEL
+ * (tlb_auto_model, bench/tlbcpuid.h); why says which and why.
  */
-const char *counters_model_preset(const struct counters *c);
+const char *counters_model_preset(const struct counters *c, char *why,
+				  size_t n);
 /* prints "@meta counters {...}" and "@meta pmu {...}" */
 void counters_emit_meta(const struct counters *c);
 

@@ -8,15 +8,18 @@
  * sizing a file there, memfd_create and ftruncate, shmget) is never
  * timed.  The modes time:
  *   demand    attach, write one byte to every 4 KB base page, detach,
- *             release (closing a hugetlbfs file or memfd is where its
- *             pages are freed; shm's are freed at shmdt)
+ *             release
  *   populate  the same with the mapping prefaulted at attach: MAP_POPULATE,
  *             or MADV_POPULATE_WRITE where advice must come first or there
  *             is no mmap (devzero, thp, shm; column populate_via)
- *   setup     attach and detach only, no touch: mmap + munmap (shm:
- *             shmat + IPC_RMID + shmdt; its huge-page reservation is made
- *             by shmget, untimed, and dropped by shmdt, timed).  Reported
+ *   setup     the same with no touch: attach, detach, release.  Reported
  *             per call, as it does not grow with the size.
+ * Every mode times the release, so every backing's huge pages and
+ * reservation are dropped inside the window, wherever the kernel drops
+ * them: at munmap (private mappings: devhugetlb, maphugetlb), at shmdt
+ * (shm, removed at attach) or at the last close (hugetlbfs files,
+ * memfds).  The reservation is made at mmap inside the window, except
+ * shm's, which shmget makes in the untimed prepare step.
  * attach includes the advice a backing needs (devzero MADV_NOHUGEPAGE;
  * thp over-maps, trims to 2 MB alignment and MADV_HUGEPAGE).
  *
@@ -76,11 +79,9 @@ static int one_call(const struct backing *b, size_t size, int md,
 	if (md != M_SETUP)
 		touch(m.addr, m.len);
 	backing_detach(&m);
-	if (md != M_SETUP)
-		backing_release(&m);
+	backing_release(&m);
 	t1 = now_ns();
 	f1 = faults();
-	backing_release(&m);
 	check_duration(t1 - t0);
 	*len = m.len;
 	*ns = t1 - t0;

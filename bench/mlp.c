@@ -21,9 +21,10 @@
  * whole working set and holds 1/N of its elements.  Each chain's orders
  * come from its own seeded stream (mix64), the same for every backing.
  *
- * ns_per_access is the repetition's time over all accesses of all chains;
- * chain_ns (ns_per_access x N) is the time one chain takes per step, the
- * latency each miss sees while N are in flight.  The TLB model replays the
+ * The loop keeps every chain's pointer in a register of its own (see "the
+ * loop" below).  ns_per_access is the repetition's time over all accesses
+ * of all chains; chain_ns (ns_per_access x N) is the time one chain takes
+ * per step, the latency each miss sees while N are in flight.  The TLB model replays the
  * N chains interleaved as the loop runs them (as the chase does, chase.c).
  */
 #include <stdint.h>
@@ -33,12 +34,14 @@
 
 #include "mlp.h"
 #include "runner.h"
+#include "tlbcpuid.h"
 #include "tlbmodel.h"
 
 #define MAX_CHAINS 16
 #define MODEL_BASE (1ULL << 40)
 
-static const char *chains_arg = "1,2,4,8";
+/* powers of two up to MAX_CHAINS: the figure's x axis is log2 */
+static const char *chains_arg = "1,2,4,8,16";
 static size_t stride = 256;
 static size_t tlb_group;
 static uint64_t hops = 1 << 20;
@@ -47,7 +50,7 @@ static uint64_t model_cap = 1 << 16;
 
 static const struct bench_opt mlp_opts[] = {
 	{ .name = "chains", .arg = "LIST", .kind = OPT_STR, .dst = &chains_arg,
-	  .help = "chain counts to measure, each 1..16 (1,2,4,8)" },
+	  .help = "chain counts to measure, each 1..16 (1,2,4,8,16)" },
 	{ .name = "stride", .arg = "SIZE", .kind = OPT_SIZE, .dst = &stride,
 	  .help = "bytes between elements, a power of two from 8 to 4096 (256)",
 	  .min = 8 },
@@ -172,32 +175,132 @@ static int build_chains(char *base, size_t wss, int n, uint64_t seed,
 /* -- the loop ----------------------------------------------------------------- */
 
 /*
- * steps steps of each of the n chains, the chains interleaved.
- * Instantiated for each constant n, so the pointers live in registers
- * (the loop's own instructions hide behind the loads' latency).
+ * The chains' loop is assembly, one function per chain count: chain i's
+ * pointer lives in general register R<i> for the whole loop, and a step
+ * is one load through it (x86_64 "mov (%r),%r", arm64 "ldr x, [x]").  In
+ * C the compiler vectorised the interleaving (two chains to an xmm
+ * register and a stack slot, a store-to-load round trip every step);
+ * tests/bench/test_mlp.py checks the built loop with objdump.  A pass is
+ * UNROLL steps of every chain, so the loop's own instructions hide
+ * behind the loads.
+ *
+ * x86_64 has 15 general registers besides rsp: the count of passes lives
+ * in memory (a static, not the stack: its decrement is a chain of its
+ * own, once a pass), and the 16th chain lives in rsp itself, the stack
+ * pointer and rbp parked in statics meanwhile.  Nothing may touch the
+ * stack then: the loop makes no call, and the signal handlers run on an
+ * alternate stack (backing.c).
  */
-static inline __attribute__((always_inline)) void
-run_chains(void **p[], uint64_t steps, const int n)
-{
-	void **q[MAX_CHAINS];
-	int i;
+#define UNROLL 4
 
-	for (i = 0; i < n; i++)
-		q[i] = p[i];
-	while (steps--) {
-#pragma GCC unroll 16
-		for (i = 0; i < n; i++)
-			q[i] = (void **)*q[i];
-	}
-	for (i = 0; i < n; i++)
-		p[i] = q[i];
-}
+/* F(byte offset in q[], register) for chains 1..n-1 */
+#define TAIL_1(F)
+#define TAIL_2(F) TAIL_1(F) F(8, R1)
+#define TAIL_3(F) TAIL_2(F) F(16, R2)
+#define TAIL_4(F) TAIL_3(F) F(24, R3)
+#define TAIL_5(F) TAIL_4(F) F(32, R4)
+#define TAIL_6(F) TAIL_5(F) F(40, R5)
+#define TAIL_7(F) TAIL_6(F) F(48, R6)
+#define TAIL_8(F) TAIL_7(F) F(56, R7)
+#define TAIL_9(F) TAIL_8(F) F(64, R8)
+#define TAIL_10(F) TAIL_9(F) F(72, R9)
+#define TAIL_11(F) TAIL_10(F) F(80, R10)
+#define TAIL_12(F) TAIL_11(F) F(88, R11)
+#define TAIL_13(F) TAIL_12(F) F(96, R12)
+#define TAIL_14(F) TAIL_13(F) F(104, R13)
+#define TAIL_15(F) TAIL_14(F) F(112, R14)
+#define TAIL_16(F) TAIL_15(F) F(120, R15)
+#define ALL(n, F) F(0, R0) TAIL_##n(F)
+#define STEPS(n) ALL(n, STEP) ALL(n, STEP) ALL(n, STEP) ALL(n, STEP)
 
+#if defined(__x86_64__)
+#define R0 "rax"
+#define R1 "rcx"
+#define R2 "rdx"
+#define R3 "rsi"
+#define R4 "rdi"
+#define R5 "r8"
+#define R6 "r9"
+#define R7 "r10"
+#define R8 "r11"
+#define R9 "rbx"
+#define R10 "r12"
+#define R11 "r13"
+#define R12 "r14"
+#define R13 "r15"
+#define R14 "rbp"
+#define R15 "rsp"
+#define STEP(off, r) "mov (%%" r "), %%" r "\n\t"
+#define LOAD(off, r) "mov " #off "(%%rax), %%" r "\n\t"
+#define STORE(off, r) "mov %%" r ", " #off "(%%rax)\n\t"
+
+static uint64_t passes;
+static void ***chain_q;
+static void *saved_sp, *saved_bp, *saved_r0;
+
+/*
+ * q[] through rax, chain 0's own register, loaded last and stored first
+ * (through rcx, free by then or not a chain's).
+ */
 #define CHAINS_FN(n)							\
-static __attribute__((noinline)) void chains_##n(void **p[], uint64_t b) \
+static __attribute__((noinline)) void chains_##n(void **q[], uint64_t steps) \
 {									\
-	run_chains(p, b, n);						\
+	chain_q = q;							\
+	passes = steps / UNROLL;					\
+	__asm__ volatile(						\
+		"mov %%rsp, %[sp]\n\tmov %%rbp, %[bp]\n\t"		\
+		"mov %[q], %%rax\n\t" TAIL_##n(LOAD) "mov (%%rax), %%rax\n" \
+		"1:\n\t" STEPS(n) "subq $1, %[passes]\n\tjnz 1b\n\t"	\
+		"mov %%rax, %[r0]\n\tmov %[q], %%rax\n\t" TAIL_##n(STORE) \
+		"mov %[r0], %%rcx\n\tmov %%rcx, (%%rax)\n\t"		\
+		"mov %[sp], %%rsp\n\tmov %[bp], %%rbp"			\
+		: [sp] "=m"(saved_sp), [bp] "=m"(saved_bp),		\
+		  [r0] "=m"(saved_r0), [passes] "+m"(passes)		\
+		: [q] "m"(chain_q)					\
+		: "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10",	\
+		  "r11", "rbx", "r12", "r13", "r14", "r15", "cc", "memory"); \
 }
+#elif defined(__aarch64__)
+#define R0 "x2"
+#define R1 "x3"
+#define R2 "x4"
+#define R3 "x5"
+#define R4 "x6"
+#define R5 "x7"
+#define R6 "x8"
+#define R7 "x9"
+#define R8 "x10"
+#define R9 "x11"
+#define R10 "x12"
+#define R11 "x13"
+#define R12 "x14"
+#define R13 "x15"
+#define R14 "x16"
+#define R15 "x17"
+#define STEP(off, r) "ldr " r ", [" r "]\n\t"
+#define LOAD(off, r) "ldr " r ", [%[q], #" #off "]\n\t"
+#define STORE(off, r) "str " r ", [%[q], #" #off "]\n\t"
+
+/* x2..x17: caller-saved, none of them the platform register x18 */
+#define CHAINS_FN(n)							\
+static __attribute__((noinline)) void chains_##n(void **q[], uint64_t steps) \
+{									\
+	uint64_t left = steps / UNROLL;					\
+									\
+	__asm__ volatile(						\
+		ALL(n, LOAD) "1:\n\t" STEPS(n)				\
+		"subs %[left], %[left], #1\n\tb.ne 1b\n\t"		\
+		ALL(n, STORE)						\
+		: [left] "+r"(left) : [q] "r"(q)			\
+		: "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10",	\
+		  "x11", "x12", "x13", "x14", "x15", "x16", "x17", "cc",	\
+		  "memory");						\
+}
+#else
+#error "bench/mlp.c: the chains' loop is written for x86_64 and arm64 only"
+#endif
+
+/* each runs steps (a multiple of UNROLL, at least one pass) of n chains */
 CHAINS_FN(1) CHAINS_FN(2) CHAINS_FN(3) CHAINS_FN(4)
 CHAINS_FN(5) CHAINS_FN(6) CHAINS_FN(7) CHAINS_FN(8)
 CHAINS_FN(9) CHAINS_FN(10) CHAINS_FN(11) CHAINS_FN(12)
@@ -295,7 +398,10 @@ static struct point *point_new(int n, int reps)
 		return NULL;
 	}
 	pt->n = n;
-	pt->steps = hops / n;	/* hops spread over the chains */
+	/* hops spread over the chains, in whole passes of the loop */
+	pt->steps = hops / n / UNROLL * UNROLL;
+	if (!pt->steps)
+		pt->steps = UNROLL;
 	for (i = 0; i < EV_NR; i++)
 		pt->ok[i] = 1;
 	return pt;
@@ -369,7 +475,8 @@ static void emit(const struct bench_ctx *x, struct point *pt, int model_ok,
 		 fmt_opt(b[0], 32, pt->ok[EV_WALK], sw.median),
 		 fmt_opt(b[1], 32, model_ok, mwk),
 		 fmt_opt(b[2], 32, pt->ok[EV_CYCLES], sc.median),
-		 tlb_spec(model) == model ? "custom" : model);
+		 tlb_spec(model) == model && strcmp(model, TLB_NO_MODEL) ?
+		 "custom" : model);
 	progress("%-14s %2d chains %10zu B (%d/%d): %8.2f ns/access, %8.2f "
 		 "ns/step of a chain  cv %.3f", x->b->name, pt->n,
 		 x->o->sizes[x->si], x->si + 1, x->o->nsizes, st.median,
@@ -384,9 +491,10 @@ static int finish(const struct bench_ctx *x, void *st, int ok)
 
 	if (ok) {
 		mlp_sink = pt->p[0];
-		model_ok = !model_walks(x->m->addr, pt->start, pt->n,
+		model_ok = strcmp(model, TLB_NO_MODEL) &&
+			   !model_walks(x->m->addr, pt->start, pt->n,
 					x->page_kb, x->o->sizes[x->si], &mwk);
-		if (!model_ok)
+		if (!model_ok && strcmp(model, TLB_NO_MODEL))
 			emit_error("TLB model: out of memory");
 		emit(x, pt, model_ok, mwk);
 	}
@@ -449,12 +557,14 @@ static int check(char *why, size_t n)
 	return 0;
 }
 
-/* --model auto: the preset of the core the counters run on */
+/* --model auto: the model of the core the counters run on, or none */
 static void start(struct counters *c)
 {
+	char why[600] = "";
+
 	if (!strcmp(model, "auto"))
-		model = counters_model_preset(c);
-	tlb_emit_meta(model);
+		model = counters_model_preset(c, why, sizeof(why));
+	tlb_emit_model_meta(model, why);
 }
 
 /* -- benchtool mlp ---------------------------------------------------------- */
@@ -474,7 +584,7 @@ static void print_chain(FILE *out, const char *base, void **start,
 }
 
 int mlp_layout(FILE *out, size_t wss, int n, size_t st, size_t group,
-	       uint64_t seed, char *why, size_t wn)
+	       uint64_t seed, uint64_t steps, char *why, size_t wn)
 {
 	char buf[24];
 	void **starts[MAX_CHAINS];
@@ -490,6 +600,9 @@ int mlp_layout(FILE *out, size_t wss, int n, size_t st, size_t group,
 	if (wss / stride < 2 * (size_t)n || (group && group / stride < (size_t)n))
 		return snprintf(why, wn, "%zu bytes hold too few elements for "
 				"%d chains", wss, n), -1;
+	if (steps % UNROLL)
+		return snprintf(why, wn, "steps: %llu is not a multiple of %d",
+				(unsigned long long)steps, UNROLL), -1;
 	base = aligned_alloc(PAGE, (wss + PAGE - 1) / PAGE * PAGE);
 	if (!base || build_chains(base, wss, n, seed, starts)) {
 		free(base);
@@ -497,6 +610,13 @@ int mlp_layout(FILE *out, size_t wss, int n, size_t st, size_t group,
 	}
 	for (c = 0; c < n; c++)
 		print_chain(out, base, starts[c], wss / stride);
+	if (steps) {
+		chains_fn[n](starts, steps);
+		for (c = 0; c < n; c++)
+			fprintf(out, "%s%zu", c ? " " : "",
+				(size_t)((char *)starts[c] - base));
+		fputc('\n', out);
+	}
 	free(base);
 	return 0;
 }

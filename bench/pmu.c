@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "pmu.h"
+#include "tlbcpuid.h"
 
 const char *const pmu_role_names[PMU_ROLE_NR] = {
 	[PMU_ROLE_L1_MISS] = "l1_miss",
@@ -24,22 +25,35 @@ const char *const pmu_role_names[PMU_ROLE_NR] = {
  * named by perf's model.  Skylake-SP and Cascade Lake share Skylake's
  * core; Raptor Lake (in perf's alderlake row), Emerald and Granite Rapids
  * keep the Golden Cove preset they had, which was not checked against
- * their own manuals.  A core missing here (Haswell, Ice Lake, Zen 1 and 5,
- * every E-core) has no preset whose geometry fits it.
+ * their own manuals.  A core missing here (Tremont and older Atoms,
+ * Crestmont and later E-cores, Arrow and Lunar Lake's P-cores) has no
+ * preset: --model auto then takes its CPUID geometry on bare metal, or
+ * none (tlbcpuid.h).  Zen 2 keeps the zen3 preset it had (the same TLBs
+ * by AMD's guides); Raptor Lake's E-cores are Gracemont.
  */
 static const struct {
 	const char *model, *pmu, *preset;
 } presets[] = {
+	{ "haswell", "cpu", "haswell" },
+	{ "haswellx", "cpu", "haswell" },
+	{ "broadwell", "cpu", "broadwell" },
+	{ "broadwellx", "cpu", "broadwell" },
+	{ "broadwellde", "cpu", "broadwell" },
 	{ "skylake", "cpu", "skylake" },	/* Skylake .. Comet Lake */
 	{ "skylakex", "cpu", "skylake" },
 	{ "cascadelakex", "cpu", "skylake" },
+	{ "icelake", "cpu", "icelake" },
+	{ "icelakex", "cpu", "icelake" },
 	{ "alderlake", "cpu_core", "goldencove" },	/* and Raptor Lake */
+	{ "alderlake", "cpu_atom", "gracemont" },
 	{ "sapphirerapids", "cpu", "goldencove" },
 	{ "emeraldrapids", "cpu", "goldencove" },
 	{ "graniterapids", "cpu", "goldencove" },
+	{ "amdzen1", "cpu", "zen1" },
 	{ "amdzen2", "cpu", "zen3" },
 	{ "amdzen3", "cpu", "zen3" },
 	{ "amdzen4", "cpu", "zen4" },
+	{ "amdzen5", "cpu", "zen5" },
 };
 
 const char *pmu_preset(const struct pmu_model *m, const char *pmu)
@@ -142,11 +156,28 @@ const char *pmu_arch_missing(void)
 #endif
 }
 
+/* BENCH_CPUID_FILE's CPU (tlbcpuid.h), so tests can stand in any CPU */
+static int recorded_cpuid(char *buf, size_t n)
+{
+	struct tlb_cpuid c;
+	char why[300];
+
+	if (tlb_cpuid_load(&c, why, sizeof(why)) || !c.vendor[0])
+		return -1;
+	snprintf(buf, n, "%s-%u-%X-%X", c.vendor, c.family, c.model,
+		 c.stepping);
+	return 0;
+}
+
 int pmu_host_cpuid(char *buf, size_t n)
 {
 	char line[256], vendor[64] = "";
 	int fam = -1, model = -1, step = -1;
-	FILE *f = fopen("/proc/cpuinfo", "r");
+	FILE *f;
+
+	if (getenv("BENCH_CPUID_FILE"))
+		return recorded_cpuid(buf, n);
+	f = fopen("/proc/cpuinfo", "r");
 
 	if (!f)
 		return -1;

@@ -43,6 +43,7 @@ import subprocess
 import sys
 
 import contract
+from hostlock import HOST_LOCK
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MB = 1 << 20
@@ -252,7 +253,7 @@ def quick_profile(guest, c, arch="x86_64"):
                    "1", "--min-bytes", "16M" if guest else "256M"],
         "fault": ["--sizes", "16M" if guest else "256M", "--reps", "5",
                   "--warmup", "1"],
-        # the parallel chase at N = 1, 2, 4, 8 (its default --chains)
+        # the parallel chase at N = 1, 2, 4, 8, 16 (its default --chains)
         "mlp": ["--sizes", "1M,64M" if guest else "1M,64M,1G",
                 "--reps", "5", "--warmup", "1",
                 "--hops", "32K" if guest else "1M"],
@@ -379,7 +380,7 @@ class Results:
     def __init__(self, results_dir, run_id, meta):
         self.results_dir = results_dir
         self.dir = os.path.join(results_dir, run_id)
-        os.makedirs(self.dir)
+        os.makedirs(self.dir, exist_ok=True)      # new_run_id made it
         self.meta = dict(meta)
         self.meta.setdefault("backings", {})
         self.meta.setdefault("counters", {})
@@ -563,13 +564,16 @@ class Results:
 
 class HugePools:
     """Raises the host's hugetlb pools for a run; restore() puts back what
-    was there (call it from finally; it is idempotent)."""
+    was there (call it from finally; it is idempotent).  The first raise
+    takes the host-state lock (bench/hostlock.py), the restore gives it
+    back."""
 
     SYS = "/sys/kernel/mm/hugepages/hugepages-%dkB/nr_hugepages"
 
     def __init__(self, sysfmt=None):
         self.sysfmt = sysfmt or self.SYS
         self.saved = {}
+        self.holding = False
 
     def _read(self, kb):
         with open(self.sysfmt % kb) as f:
@@ -588,12 +592,23 @@ class HugePools:
         with open(self.sysfmt % kb, "w") as f:
             f.write("%d\n" % n)
 
+    def hold(self):
+        """Takes the host-state lock until restore(): call it before the
+        reads a raise is computed from."""
+        if not self.holding:
+            HOST_LOCK.acquire()
+            self.holding = True
+
     def raise_to(self, kb, n):
         """Returns the pool size obtained (the kernel may give fewer)."""
         try:
             cur = self._read(kb)
         except OSError:
             return 0
+        if cur >= n:
+            return cur
+        self.hold()
+        cur = self._read(kb)        # as it is now that no other run changes it
         if cur >= n:
             return cur
         self.saved.setdefault(kb, cur)
@@ -611,6 +626,10 @@ class HugePools:
             except OSError as e:
                 print("bench: RESTORE FAILED for %d kB pool (want %d): %s"
                       % (kb, n, e), file=sys.stderr)
+        # A pool left unrestored keeps the lock until this process ends.
+        if self.holding and not self.saved:
+            self.holding = False
+            HOST_LOCK.release()
 
 
 def stream_lines(cmd, res, cwd=None):
@@ -633,13 +652,19 @@ def stream_lines(cmd, res, cwd=None):
 
 
 def new_run_id(results_dir, mode, prof):
+    """A new run's id; its folder is made here, by mkdir, so that two runs
+    started in the same second cannot both take it."""
     base = datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + \
         "-%s-%s" % (mode, prof)
+    os.makedirs(results_dir, exist_ok=True)
     rid, i = base, 1
-    while os.path.exists(os.path.join(results_dir, rid)):
-        i += 1
-        rid = "%s-%d" % (base, i)
-    return rid
+    while True:
+        try:
+            os.mkdir(os.path.join(results_dir, rid))
+            return rid
+        except FileExistsError:
+            i += 1
+            rid = "%s-%d" % (base, i)
 
 
 def qemu_version(arch="x86_64"):
@@ -682,16 +707,54 @@ def loadavg(root="/"):
     return [float(x) for x in text.split()[:3]] if text else None
 
 
+def cpu_flags(root="/"):
+    """The first flags line of /proc/cpuinfo as a set (x86); None where
+    there is none (arm64 says "Features")."""
+    text = read_text(os.path.join(root, "proc", "cpuinfo")) or ""
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return set(line.partition(":")[2].split())
+    return None
+
+
 def hypervisor(root="/"):
     """True when /proc/cpuinfo's flags include "hypervisor" (a VM)."""
-    text = read_text(os.path.join(root, "proc", "cpuinfo")) or ""
-    return any(" hypervisor" in " " + line.partition(":")[2] + " "
-               for line in text.splitlines() if line.startswith("flags"))
+    return "hypervisor" in (cpu_flags(root) or ())
+
+
+def paging_state(root="/"):
+    """What changes the cost of a page walk or of a TLB miss besides the
+    TLB: KPTI (page-table isolation: every kernel entry switches page
+    tables, so user TLB entries do not survive it without PCID), la57
+    (5-level paging, x86: the kernel clears the flag when it runs with 4
+    levels), the mTHP knobs of each size (a 4 KB backing may get 16-2048
+    KB folios) and NUMA balancing (it unmaps pages to sample them, which
+    adds faults and TLB flushes).  None where the host does not say."""
+    meltdown = read_text(os.path.join(root, "sys", "devices", "system",
+                                      "cpu", "vulnerabilities", "meltdown"))
+    flags = cpu_flags(root)
+    mthp = {}
+    for d in sorted(glob.glob(os.path.join(
+            root, "sys", "kernel", "mm", "transparent_hugepage",
+            "hugepages-*kB")), key=lambda d: int(d.rpartition("-")[2][:-2])):
+        knobs = {f: bracketed(read_text(os.path.join(d, f)))
+                 for f in sorted(os.listdir(d))
+                 if os.path.isfile(os.path.join(d, f))}
+        mthp[os.path.basename(d).partition("-")[2]] = knobs
+    balancing = read_text(os.path.join(root, "proc", "sys", "kernel",
+                                       "numa_balancing"))
+    return {
+        "kpti": None if meltdown is None else "PTI" in meltdown,
+        "la57": None if flags is None else "la57" in flags,
+        "thp_mthp": mthp or None,
+        "numa_balancing": int(balancing) if balancing else None,
+    }
 
 
 def machine_state(root="/"):
     """What can move the numbers of this host: cpufreq governors (a count
-    per governor), boost, SMT, THP and whether it is a virtual machine.
+    per governor), boost, SMT, THP, whether it is a virtual machine and
+    paging_state().
     A value is null where the host does not offer it."""
     cpu = os.path.join(root, "sys", "devices", "system", "cpu")
     govs = {}
@@ -715,9 +778,7 @@ def machine_state(root="/"):
                            if v is not None} or None,
         "hypervisor": hypervisor(root),
         "numa_nodes": len(numa_nodes(root)) or None,
-        "numa_balancing": {"0": False, "1": True, "2": True}.get(
-            read_text(os.path.join(root, "proc", "sys", "kernel",
-                                   "numa_balancing"))),
+        **paging_state(root),
     }
 
 
@@ -777,6 +838,7 @@ class ThpSettings:
     def __init__(self, root="/"):
         self.dir = os.path.join(root, self.DIR)
         self.saved = {}
+        self.locked = False
 
     def read(self):
         """{knob: value} (the chosen one of a choice file); None where the
@@ -789,7 +851,10 @@ class ThpSettings:
             f.write(value + "\n")
 
     def apply(self):
-        """Sets what the thp backing needs; returns the values in force."""
+        """Sets what the thp backing needs, under the host-state lock
+        (bench/hostlock.py) until restore(); returns the values in force."""
+        HOST_LOCK.acquire()
+        self.locked = True
         cur = self.read()
         for knob, (ok, want) in self.NEED.items():
             if cur[knob] is None or cur[knob] in ok:
@@ -813,6 +878,9 @@ class ThpSettings:
             except OSError as e:
                 print("bench: RESTORE FAILED for THP %s (want %s): %s"
                       % (knob, value, e), file=sys.stderr)
+        if self.locked and not self.saved:
+            self.locked = False
+            HOST_LOCK.release()
 
 
 def needs_pools(backings, c):
@@ -925,7 +993,8 @@ def parse_args(argv, c):
     ap.add_argument("--model", default="auto",
                     help="TLB model preset or spec for the chase (default "
                     "auto: the chase picks the preset of the core it is "
-                    "pinned to)")
+                    "pinned to, else its CPUID geometry on bare metal, "
+                    "else no model, saying why)")
     ap.add_argument("--results-dir", default=os.path.join(ROOT, "results"))
     ap.add_argument("--bindir", default=os.path.join(ROOT, "build", "bench"))
     ap.add_argument("--run-qemu", default=os.path.join(ROOT, "run-qemu.sh"))
@@ -1102,6 +1171,7 @@ def run_guest(res, cmd, pools):
     ram_mb = guest_ram_on_host_pool(cmd)
     if ram_mb:
         # Room for all guest RAM on top of what the pool already lends out.
+        pools.hold()
         total = pools.read(2048)
         free = pools.read(2048, "free_hugepages")
         got = pools.raise_to(2048, total - free + ram_mb // 2)
@@ -1345,6 +1415,10 @@ def main(argv=None):
     ignore_stops = stop_signals()
     status, rc = "complete", 0
     try:
+        # A native run holds the host-state lock throughout: it changes the
+        # pools and THP, and another native run would disturb its timings.
+        if not guest:
+            pools.hold()
         # Natively THP is set for the thp backing (see ThpSettings).  A
         # guest needs nothing set: it boots fresh with the project config's
         # enabled=madvise, defrag=madvise and is discarded after the run;

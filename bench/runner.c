@@ -192,13 +192,6 @@ const char *fmt_opt(char *buf, size_t n, int ok, double v)
 
 /* -- layout ---------------------------------------------------------------- */
 
-uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 uint64_t page_line_key(uint64_t seed)
 {
 	/* a key of its own, so lines do not follow the chase's cycle order */

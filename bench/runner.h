@@ -174,8 +174,17 @@ void json_list(FILE *f, const char *s);
 /* "", or "%.3f" of v when ok: for optional CSV fields */
 const char *fmt_opt(char *buf, size_t n, int ok, double v);
 
-/* a bijection of 64-bit integers (splitmix64's finaliser) */
-uint64_t mix64(uint64_t z);
+/*
+ * a bijection of 64-bit integers (splitmix64's finaliser); inline, since
+ * stream's stride kernel runs it once per access
+ */
+static inline uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
 /*
  * The byte offset, inside 4 KB page `page` of a page hop, of the page's
  * one element: a line picked by a keyed mix64 of the page number, so that

@@ -12,7 +12,7 @@
  * policy=lru|plru|random, or a preset name standing for its spec (so
  * "skylake;policy=plru" is Skylake's geometry under tree-PLRU).  A level
  * lists arrays separated by commas; each array is
- * SIZES:ENTRIES:WAYS[:splinter][:lru|:plru|:random] where SIZES is 4K,
+ * SIZES:ENTRIES:WAYS[:splinter][:pde][:lru|:plru|:random] where SIZES is 4K,
  * 64K, 2M, 32M, 512M, 1G joined by '+' (the page sizes it holds),
  * ENTRIES/WAYS sets, and the last token overrides the policy for that
  * array.  The sizes are x86's 4K, 2M, 1G plus arm64's with 4 KB granules,
@@ -33,8 +33,12 @@
  * tlb_access(m, va, 64) on an x86 preset therefore misses both levels:
  * x86 has no 64 KB pages.
  *
+ * ":pde" (an L2 array): a walk for a 4K page also caches the page-directory
+ * entry of its 2 MB region there, as AMD's L2 DTLBs do, so PDEs take
+ * entries from the pages (a PDE hit still counts as a walk).
+ *
  * Replacement within a set: an empty way is filled first; otherwise
- *   lru     true LRU (the default, and what every preset uses)
+ *   lru     true LRU (the default of a spec that names no policy)
  *   plru    tree-PLRU: one bit per node of a binary tree over the ways
  *           points to the half to evict from, and a hit or fill turns the
  *           bits on its path away from it (the classic tree for a power of
@@ -42,9 +46,10 @@
  *           the next power of two and empty subtrees are never chosen)
  *   random  a way drawn from a fixed-seed xorshift generator, so a run
  *           repeats exactly
- * Vendors do not publish their TLB replacement; LRU is the default because
- * it gives the sharpest, easiest to read knee at each reach, while plru
- * and random show how much a real policy can soften it.
+ * Vendors do not publish their TLB replacement: every preset says so in
+ * its source and is modelled as tree-PLRU (";policy=plru" in its spec);
+ * true LRU would turn a random cycle just past a level's reach into a
+ * miss on every access, a cliff no real TLB shows.
  *
  * An access looks up the L1 entry for its page; a miss there is an L1
  * miss and looks up the L2 entry; a miss there is a page walk, which fills
@@ -76,6 +81,7 @@
 	"contiguous bit (a 64K or 32M page is always one page), " \
 	"instruction TLBs, skewed associativity (modelled as plain sets), " \
 	"how multi-size arrays index (own page number modulo sets), " \
+	"any partition of ways by page size (none documented), " \
 	"prefetch and wrong-path fills"
 
 enum tlb_policy { TLB_LRU, TLB_PLRU, TLB_RANDOM };
@@ -84,6 +90,7 @@ struct tlb_array {
 	unsigned sizes;		/* bit i: tlb_page_kb[i] */
 	unsigned entries, ways, sets;
 	int splinter;
+	int pde;		/* also holds the PDE of each 4K page walked */
 	int policy;		/* enum tlb_policy; -1 until parsed */
 	unsigned tree;		/* plru: ways rounded up to a power of two */
 	uint64_t *tag;		/* sets * ways; 0 = invalid */
@@ -94,6 +101,7 @@ struct tlb_array {
 struct tlb_model {
 	struct tlb_array l1[TLB_MAX_ARRAYS], l2[TLB_MAX_ARRAYS];
 	int nl1, nl2;
+	int policy;		/* the spec's default (enum tlb_policy) */
 	uint64_t clock;
 	uint64_t rng;		/* random: xorshift64 state */
 	uint64_t accesses, l1_misses, walks;
@@ -126,6 +134,15 @@ const char *tlb_spec(const char *name);
  */
 int tlb_geometry_json(const struct tlb_model *m, const char *name,
 		      char *buf, size_t n);
+/*
+ * The index of the array of arr[0..n) caching a page of page_kb, and as
+ * which size index (*eff; tlb_size_name names it); -1 if none does.
+ */
+int tlb_holder(const struct tlb_array *arr, int n, unsigned long page_kb,
+	       int *eff);
+const char *tlb_size_name(int sz);
+/* a preset's source, the CPUID geometry's, or "custom" */
+const char *tlb_source(const char *name);
 /* prints "@meta tlb_geometry {...}" for name; nothing if it is invalid */
 void tlb_emit_meta(const char *name);
 

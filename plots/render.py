@@ -126,6 +126,8 @@ def model_text(geo):
     """The TLB model's geometry as the chase wrote it (@meta tlb_geometry,
     kept in meta.json other: name, spec, source, leaves_out, per-level
     arrays), in words."""
+    if isinstance(geo, dict) and not geo.get("name") and geo.get("why"):
+        return f"no TLB model: {geo['why']}"
     if not isinstance(geo, dict) or not geo.get("name"):
         return ""
     text = str(geo["name"])
@@ -320,6 +322,9 @@ def walks_section(chase, crow, hop, meta):
                 f"per 1000 accesses, {base} minus backing, at the largest wss_bytes both have")
     else:
         note = f"chase.csv: no {base} baseline or no {col} values"
+        geo = (meta.get("other") or {}).get("tlb_geometry")
+        if not measured and model_text(geo).startswith("no TLB model"):
+            note += "; " + model_text(geo)
     return (f"Page walks saved against {base}{at_hop} ({kind})", note + src_hop,
             ["backing", "working set", f"{base} walks/1k", "backing walks/1k",
              "saved/1k", "saved", "source"], rows)
@@ -794,7 +799,8 @@ def chase_jobs(chase, timing, counters_note, geometry, notes):
             jobs.append(("tlb-model" + sfx, "tlb-model.gp", chase, "", bk,
                          "\n".join(textwrap.wrap(geometry, 110, break_on_hyphens=False)), *hopargs))
         else:
-            notes.append(f"tlb-model{sfx} skipped: chase.csv has no model values")
+            why = f" ({geometry})" if geometry.startswith("no TLB model") else ""
+            notes.append(f"tlb-model{sfx} skipped: chase.csv has no model values{why}")
     return jobs
 
 

@@ -4,6 +4,7 @@
 # Run by `make deps`, which `make bench` and `make test` both run first.
 #
 #   scripts/deps.sh [x86_64|arm64]
+#   scripts/deps.sh --list [x86_64|arm64]   print the packages, install nothing
 #
 # The guest architecture (the Makefile's ARCH, default x86_64) decides what
 # else is needed: arm64 adds a cross compiler, its libc, QEMU for arm64
@@ -11,6 +12,11 @@
 # fetches busybox-static:arm64.
 set -eu
 
+list=
+if [ "${1:-}" = --list ]; then
+	list=1
+	shift
+fi
 arch=${1:-x86_64}
 
 # What each package is for:
@@ -26,9 +32,12 @@ arch=${1:-x86_64}
 #   linux-perf         perf in the guest, for ad-hoc use
 #   gnuplot-nox        the figures
 #   python3            the orchestration and tests
+#   patch              kernel/reconcile.py (the series' delta revisions)
+#   strace             the fault benchmark's tests (which syscalls are timed)
+#   debootstrap        make test-fresh's new Debian root
 pkgs="linux-source-6.12 gcc gcc-multilib make bc flex bison libelf-dev libssl-dev ccache lz4
 cpio xz-utils rsync busybox-static qemu-system-x86 linux-perf gnuplot-nox python3
-python3-ply python3-git"
+python3-ply python3-git patch strace debootstrap"
 # For ARCH=arm64:
 #   clang lld llvm     the arm64 kernel (LLVM=1) and its static kselftests
 #                      (--target=aarch64-linux-gnu).  Not Debian's
@@ -44,6 +53,11 @@ arm64) pkgs="$pkgs clang lld llvm libc6-dev-arm64-cross libgcc-12-dev-arm64-cros
 	echo "deps: unknown architecture '$arch': ARCH is x86_64 (the default) or arm64" >&2
 	exit 2 ;;
 esac
+if [ -n "$list" ]; then
+	# shellcheck disable=SC2086 # a list of words
+	printf '%s\n' $pkgs
+	exit 0
+fi
 
 missing=
 for p in $pkgs; do
@@ -79,6 +93,6 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -q >/dev/null || apt_failed "update its package lists"
 # $missing is a list of words.
 # shellcheck disable=SC2086
-if [ -n "$missing" ] && ! apt-get install -y -q --no-install-recommends $missing >/dev/null; then
+if [ -n "$missing" ] && ! apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 $missing >/dev/null; then
 	apt_failed "install:$missing"
 fi

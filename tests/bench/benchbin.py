@@ -12,9 +12,11 @@ from common import BINDIR
 
 
 class BenchRun:
-    def __init__(self, bench, args, timeout=300, bindir=BINDIR):
+    def __init__(self, bench, args, timeout=300, bindir=BINDIR, env=None):
+        """env: variables added to this process's environment"""
         self.bench = bench
         proc = subprocess.Popen([os.path.join(bindir, bench)] + list(args),
+                                env=dict(os.environ, **(env or {})),
                                 stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         try:

@@ -22,6 +22,7 @@ REQUIRED_METHOD = ["warmup", "reps", "seed", "aslr_off", "cpu_pinned",
                    "timer_resolution_ns"]
 REQUIRED_MACHINE = ["cpufreq_governor", "boost", "smt_active", "thp_enabled",
                     "thp_defrag", "thp_khugepaged", "thp_in_run",
+                    "thp_mthp", "kpti", "la57", "numa_balancing",
                     "hypervisor", "loadavg_start", "loadavg_end"]
 
 

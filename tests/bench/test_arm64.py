@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 import unittest
 
+import test_mlp
 from benchbin import BenchRun
 from common import ROOT, contract, load_run_module
 
@@ -178,8 +179,10 @@ class EmulatedCounters(unittest.TestCase):
 
 
 @unittest.skipUnless(shutil.which("clang") and shutil.which("ld.lld") and
+                     shutil.which("llvm-objdump") and
                      os.path.exists("/usr/aarch64-linux-gnu/lib/libc.a"),
-                     "no arm64 cross toolchain: make deps ARCH=arm64")
+                     "no arm64 cross toolchain (clang, ld.lld, the arm64 libc): "
+                     "make deps ARCH=arm64")
 class CrossBuild(unittest.TestCase):
     def test_the_arm64_benchmarks_are_static_arm64_programs(self):
         path = os.path.join(ROOT, "build", "bench-arm64", "chase")
@@ -197,6 +200,20 @@ class CrossBuild(unittest.TestCase):
             ROOT, "build", "bench", "chase")], capture_output=True,
             text=True).stdout
         self.assertRegex(x86, r"Machine:\s+Advanced Micro Devices X86-64")
+
+    def test_mlp_keeps_every_chain_in_its_own_register(self):
+        # the x86_64 check of tests/bench/test_mlp.py, on the arm64 loop
+        p = subprocess.run(["make", "-s", "-C", ROOT,
+                            "build/bench-arm64/mlp"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        text = subprocess.run(["llvm-objdump", "-d", "--no-show-raw-insn",
+                               os.path.join(ROOT, "build", "bench-arm64",
+                                            "mlp")],
+                              capture_output=True, text=True,
+                              check=True).stdout
+        test_mlp.check_chain_loops(self, text, test_mlp.A64_STEP,
+                                   test_mlp.A64_STACK, test_mlp.A64_VECTOR)
 
 
 if __name__ == "__main__":

@@ -97,6 +97,7 @@ class TestEvents(unittest.TestCase):
         self.assertEqual(by[("walk", "cpu_atom")][2], "0xe08")
         self.assertEqual(by[("l1_miss", "cpu_atom")][1], "none")
         self.assertEqual(by[("preset", "cpu_core")][1], "goldencove")
+        self.assertEqual(by[("preset", "cpu_atom")][1], "gracemont")
 
     def test_sums_and_distrusted_encodings(self):
         # Goldmont Plus has walk events per page size only: their sum
@@ -112,9 +113,14 @@ class TestEvents(unittest.TestCase):
     def test_presets(self):
         for cid, preset in (("GenuineIntel-6-5E", "skylake"),
                             ("GenuineIntel-6-8F", "goldencove"),
+                            ("AuthenticAMD-23-1", "zen1"),
                             ("AuthenticAMD-25-1", "zen3"),
                             ("AuthenticAMD-25-61", "zen4"),
-                            ("GenuineIntel-6-3C", "none")):
+                            ("AuthenticAMD-26-2", "zen5"),
+                            ("GenuineIntel-6-3C", "haswell"),
+                            ("GenuineIntel-6-4F", "broadwell"),
+                            ("GenuineIntel-6-7E", "icelake"),
+                            ("GenuineIntel-6-3A", "none")):
             _, body = events(cid)
             self.assertEqual([f[1] for f in body if f[0] == "preset"],
                              [preset], cid)

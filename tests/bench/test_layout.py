@@ -3,9 +3,12 @@
 huge pages, where the low address bits are the same physically and
 virtually, the elements spread over the cache sets as 4 KB pages'
 scattered frames would, instead of aliasing a few sets."""
+import os
+import subprocess
 import unittest
 
-from common import benchtool
+from common import BINDIR, benchtool
+from test_mlp import chain_loops
 
 PAGE = 4096
 
@@ -45,6 +48,22 @@ class TestLayout(unittest.TestCase):
         self.assertEqual(offsets(512, 7), offsets(512, 7))
         self.assertTrue(offsets(512, 7) != offsets(512, 8))
 
+
+
+class TestStrideLoop(unittest.TestCase):
+    """stream's stride kernel picks each page's line with mix64 inline:
+    a call per access would set a compute floor under the loads."""
+
+    def test_no_call_in_the_loop(self):
+        text = subprocess.run(["objdump", "-d", "--no-show-raw-insn",
+                               os.path.join(BINDIR, "stream")],
+                              capture_output=True, text=True,
+                              check=True).stdout
+        loops = chain_loops(text, "read_stride")
+        self.assertTrue(loops, "read_stride has no loop")
+        for loop in loops:
+            self.assertFalse([i for i in loop if i.startswith("call")],
+                             "\n".join(loop))
 
 if __name__ == "__main__":
     unittest.main()

@@ -4,13 +4,14 @@ mlp`, its options, its rows, that N chains in flight overlap their misses,
 agreement of N = 1 with a minimal chase written here, and its figure and
 summary section (plots/mlp.gp, plots/render.py) on a native tiny run."""
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import unittest
 
 from benchbin import BenchRun
-from common import ROOT, benchtool
+from common import BINDIR, ROOT, benchtool
 
 PAGE = 4096
 
@@ -68,15 +69,20 @@ class TestLayout(unittest.TestCase):
     def test_tlb_group_visits_a_group_before_the_next(self):
         group = 16 * PAGE
         cs = self.check_partition(1 << 20, 4, 256, group)
+        orders = set()
         for c in cs:
             runs = [g for i, g in enumerate(o // group for o in c)
                     if i == 0 or c[i - 1] // group != g]
             # each group is one run of the chain, every group is visited
             self.assertEqual(len(runs), len(set(runs)))
             self.assertEqual(len(runs), (1 << 20) // group)
+            # in a random order of groups, each chain its own
+            self.assertNotEqual(runs, sorted(runs))
+            orders.add(tuple(runs))
             # within a group, the pages are visited in random order
             pages = [o // PAGE for o in c[:64]]
             self.assertNotEqual(pages, sorted(pages))
+        self.assertEqual(len(orders), len(cs))
 
     def test_same_for_equal_seed_other_for_another(self):
         self.assertEqual(chains(1 << 16, 2, 256, seed=5),
@@ -84,6 +90,167 @@ class TestLayout(unittest.TestCase):
         self.assertNotEqual(chains(1 << 16, 2, 256, seed=5),
                             chains(1 << 16, 2, 256, seed=6))
 
+
+def chain_loops(text, fn):
+    """The loops of function fn in objdump -d output text: for each
+    backward branch, the instructions from its target to it."""
+    m = re.search(r"^[0-9a-f]+ <%s>:\n(.*?)(?:\n\n|\Z)" % fn, text,
+                  re.S | re.M)
+    if not m:
+        raise AssertionError("no function %s in the disassembly" % fn)
+    insns = []
+    for line in m.group(1).splitlines():
+        addr, _, ins = line.strip().partition(":")
+        insns.append((int(addr, 16), ins.strip()))
+    loops = []
+    for addr, ins in insns:
+        j = re.match(r"(j\w+|b\.\w+|b|cbn?z|tbn?z)\s+.*?([0-9a-f]+) <", ins)
+        if j and int(j.group(2), 16) <= addr:
+            loops.append([i for a, i in insns
+                          if int(j.group(2), 16) <= a <= addr])
+    return loops
+
+
+# x86_64 (AT&T): a chain step is `mov (%R),%R` (`0x0(%R)` where the
+# encoding needs a displacement: rbp, r13); any other operand naming
+# rsp or rbp in parentheses is a stack slot.  On x86_64 the 16th chain
+# lives in rsp itself (the stack pointer is parked in memory meanwhile:
+# x86_64 has 15 other general registers), so `mov (%rsp),%rsp` is a step.
+X86_STEP = re.compile(r"^mov\s+(?:0x0)?\((%\w+)\),(%\w+)$")
+X86_STACK = re.compile(r"\([^)]*%[re]?[sb]p[^)]*\)")
+X86_VECTOR = re.compile(r"%[xyz]mm\d+")
+# arm64: a chain step is `ldr xR, [xR]`; sp or x29 is a stack slot
+A64_STEP = re.compile(r"^ldr\s+(x\d+), \[(x\d+)\]$")
+A64_STACK = re.compile(r"\[(sp|x29)\b")
+A64_VECTOR = re.compile(r"\b[qvdsbh]\d+\b")
+
+
+def check_chain_loops(test, text, step, stack, vector):
+    """Each chains_N's loop: N chain registers, each stepped as often,
+    and no stack slot or vector register in it."""
+    for n in range(1, 17):
+        loops = chain_loops(text, "chains_%d" % n)
+        test.assertTrue(loops, "chains_%d has no loop" % n)
+        for loop in loops:
+            regs = {}
+            for ins in loop:
+                s = step.match(ins)
+                if s and s.group(1) == s.group(2):
+                    regs[s.group(1)] = regs.get(s.group(1), 0) + 1
+                    continue
+                test.assertNotRegex(ins, stack, "chains_%d: a stack slot "
+                                    "in the loop:\n%s" % (n, "\n".join(loop)))
+                test.assertNotRegex(ins, vector, "chains_%d: a vector "
+                                    "register in the loop:\n%s"
+                                    % (n, "\n".join(loop)))
+            test.assertEqual(len(regs), n, "chains_%d: %d chain registers "
+                             "in the loop:\n%s" % (n, len(regs),
+                                                   "\n".join(loop)))
+            test.assertEqual(len(set(regs.values())), 1, regs)
+
+
+class TestChainLoop(unittest.TestCase):
+    """The loop is the instrument: every chain's pointer stays in its own
+    register (the compiler vectorised an interleaving loop in C, so pairs
+    of chains shared an xmm register and a stack slot)."""
+
+    def test_every_chain_in_its_own_register(self):
+        text = subprocess.run(["objdump", "-d", "--no-show-raw-insn",
+                               os.path.join(BINDIR, "mlp")],
+                              capture_output=True, text=True,
+                              check=True).stdout
+        check_chain_loops(self, text, X86_STEP, X86_STACK, X86_VECTOR)
+
+    def test_the_loop_follows_every_chain(self):
+        # benchtool runs the benchmark's own loop STEPS steps: each chain
+        # ends where walking its printed cycle that far does
+        steps = 4 * 37
+        for n in range(1, 17):
+            p = benchtool("mlp", str(64 << 10), str(n), "256", "0", "1",
+                          str(steps))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            lines = [[int(x) for x in line.split()]
+                     for line in p.stdout.splitlines()]
+            cs, got = lines[:-1], lines[-1]
+            self.assertEqual(len(cs), n)
+            self.assertEqual(got, [c[steps % len(c)] for c in cs], n)
+
+
+ORACLE_PASSES = 3
+ORACLE_TRIES = 3
+
+
+def per_chain_steps(cpu):
+    """ns per step of one chain (ns_min x chains) at 16K, L1-resident, for
+    1..16 chains: the minimum over ORACLE_PASSES runs of 9 repetitions."""
+    best = {}
+    for _ in range(ORACLE_PASSES):
+        r = BenchRun("mlp", ["--sizes", "16K", "--reps", "9", "--hops",
+                             "4M", "--backings", "devzero", "--cpu", cpu,
+                             "--model", "skylake", "--chains",
+                             ",".join(str(n) for n in range(1, 17))])
+        if r.returncode:
+            raise AssertionError(r.describe())
+        for row in r.rows:
+            n = int(row["chains"])
+            v = float(row["ns_min"]) * n
+            best[n] = min(best.get(n, v), v)
+    return best
+
+
+class TestPerChainStepIsFlat(unittest.TestCase):
+    """The oracle: independent chains keep the time one chain takes per
+    step flat when they all hit in L1 (each step is a load's latency,
+    overlapped), so it stays within 1.5x of the best across 1..16 chains.
+    Native wall time on a shared host: minima over repetitions and passes,
+    up to ORACLE_TRIES tries.  A failure counts only if it repeats: where
+    one chain's best step differs by over 20 % between tries the host is
+    too loaded to judge, and the test skips saying so."""
+
+    def test_per_chain_step_flat_at_16k(self):
+        cpu = str(os.cpu_count() - 1)
+        tries = []
+        for _ in range(ORACLE_TRIES):
+            best = per_chain_steps(cpu)
+            tries.append(best)
+            if max(best.values()) <= 1.5 * min(best.values()):
+                return
+        table = "\n".join("%2d chains: %s ns" % (n, " ".join(
+            "%.2f" % t[n] for t in tries)) for n in range(1, 17))
+        one = [t[1] for t in tries]
+        if max(one) > 1.2 * min(one):
+            self.skipTest("host too loaded: one chain's best step was %.2f.."
+                          "%.2f ns in %d tries; rerun on a quiet host: "
+                          "python3 tests/bench/test_mlp.py "
+                          "TestPerChainStepIsFlat\n%s"
+                          % (min(one), max(one), len(tries), table))
+        self.fail("per-chain step not flat (best of each try):\n" + table)
+
+class TestModelReplaysEveryChain(unittest.TestCase):
+    """The TLB model replays the N chains interleaved, as the loop runs
+    them.  With --tlb-group each chain stays in one group of 16 pages for
+    a while, and the chains are in different groups (each chain's own
+    random order of groups): 8 chains touch 128 pages at a time, past a
+    64-entry model TLB, where one chain, or 8 chains marching through the
+    groups in the same order, touch 16 and miss only on moving on.  Fails
+    if the model replays one chain, or the groups go in order."""
+
+    def test_walks_grow_with_chains_in_different_groups(self):
+        r = BenchRun("mlp", ["--sizes", "4M", "--reps", "1", "--hops", "64K",
+                             "--backings", "devzero", "--chains", "1,8",
+                             "--stride", "256", "--tlb-group", "64K",
+                             "--model", "l1=4K:8:8;l2=4K:64:64"])
+        self.assertEqual(r.returncode, 0, r.describe())
+        walks = {int(row["chains"]): float(row["model_walks_per_1k"])
+                 for row in r.rows}
+        # one chain: a walk per page of each group it enters (16 pages,
+        # 256 elements: 62.5 per 1000 accesses)
+        self.assertAlmostEqual(walks[1], 62.5, delta=5)
+        # 8 chains: more than any of them alone would see (a walk per page
+        # on entering a group, 16 per its 32 elements there: 500 per 1000
+        # accesses), since the others' pages evict its own; 8 chains in
+        # lockstep through the groups would see 62.5 again
+        self.assertGreater(walks[8], 600, walks)
 
 class TestOptions(unittest.TestCase):
     def refused(self, args, words):

@@ -89,10 +89,10 @@ def fake_two_nodes(test, balancing="1"):
 
 class RunPyNuma(unittest.TestCase):
     def test_machine_state_records_nodes_and_balancing(self):
-        for value, want in (("0", False), ("1", True), ("2", True)):
-            st = run.machine_state(fake_two_nodes(self, value))
+        for value in (0, 1, 2):
+            st = run.machine_state(fake_two_nodes(self, str(value)))
             self.assertEqual(st["numa_nodes"], 2)
-            self.assertIs(st["numa_balancing"], want)
+            self.assertEqual(st["numa_balancing"], value)
 
     def test_pools_of_the_pinned_cpus_node(self):
         root = fake_two_nodes(self)

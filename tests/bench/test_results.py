@@ -10,6 +10,7 @@ from unittest import mock
 from common import columns, contract, load_run_module
 
 run = load_run_module()
+THP = "sys/kernel/mm/transparent_hugepage/"
 CHASE_COLS = columns("chase")
 CHASE_HDR = ",".join(CHASE_COLS)
 
@@ -297,7 +298,8 @@ class TestMachineState(unittest.TestCase):
     def test_state_of_a_busy_vm(self):
         cpu = "sys/devices/system/cpu/"
         root = self.fake_root({
-            "proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu pse hypervisor lahf_lm",
+            "proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu pse hypervisor "
+                            "lahf_lm pti la57",
             "proc/loadavg": "1.50 0.75 0.25 2/300 4242",
             cpu + "cpu0/cpufreq/scaling_governor": "performance",
             cpu + "cpu1/cpufreq/scaling_governor": "powersave",
@@ -307,13 +309,25 @@ class TestMachineState(unittest.TestCase):
             "sys/kernel/mm/transparent_hugepage/enabled": "always [madvise] never",
             "sys/kernel/mm/transparent_hugepage/defrag":
                 "always defer defer+madvise [madvise] never",
+            THP + "hugepages-64kB/enabled": "always inherit [madvise] never",
+            THP + "hugepages-64kB/shmem_enabled":
+                "always inherit within_size advise [never]",
+            THP + "hugepages-64kB/stats/anon_fault_alloc": "7",
+            THP + "hugepages-2048kB/enabled": "always [inherit] madvise never",
+            cpu + "vulnerabilities/meltdown": "Mitigation: PTI",
+            "proc/sys/kernel/numa_balancing": "1",
         })
         st = run.machine_state(root)
         self.assertEqual(st, {"cpufreq_governor": {"performance": 2, "powersave": 1},
                               "boost": False, "smt_active": True,
                               "thp_enabled": "madvise", "thp_defrag": "madvise",
                               "thp_khugepaged": None, "hypervisor": True,
-                              "numa_nodes": None, "numa_balancing": None})
+                              "thp_mthp": {
+                                  "64kB": {"enabled": "madvise",
+                                           "shmem_enabled": "never"},
+                                  "2048kB": {"enabled": "inherit"}},
+                              "kpti": True, "la57": True,
+                              "numa_balancing": 1, "numa_nodes": None})
         self.assertEqual(run.loadavg(root), [1.5, 0.75, 0.25])
 
     def test_bare_host_without_cpufreq(self):
@@ -325,6 +339,18 @@ class TestMachineState(unittest.TestCase):
         self.assertIsNone(st["smt_active"])
         self.assertIs(st["hypervisor"], False)
         self.assertIsNone(run.loadavg(root))
+        # no mTHP, no meltdown file, no NUMA balancing knob: null; 4-level
+        # paging where cpuinfo lacks la57
+        for key in ("thp_mthp", "kpti", "numa_balancing"):
+            self.assertIsNone(st[key], key)
+        self.assertIs(st["la57"], False)
+
+    def test_not_affected_by_meltdown_is_no_kpti(self):
+        cpu = "sys/devices/system/cpu/"
+        root = self.fake_root({"proc/cpuinfo": "flags\t\t: fpu",
+                               cpu + "vulnerabilities/meltdown":
+                                   "Not affected"})
+        self.assertIs(run.machine_state(root)["kpti"], False)
 
 
 if __name__ == "__main__":

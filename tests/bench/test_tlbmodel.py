@@ -112,12 +112,18 @@ class TestArmSizes(unittest.TestCase):
     def test_x86_presets_unchanged(self):
         # Recorded from the model as it was before it knew 64K, 32M and
         # 512M (4K/2M/1G only, 1G smashing as the one special case).
-        before = {"skylake": (30000, 27016, 11885),
-                  "goldencove": (30000, 24462, 9933),
-                  "zen3": (30000, 21518, 12661),
-                  "zen4": (30000, 21077, 9412),
-                  "skylake;policy=plru": (30000, 27038, 11879),
-                  "zen3;policy=random": (30000, 23301, 15648)}
+        # The presets have since changed (tree-PLRU, PDEs in the Zen L2),
+        # so the specs they had then are spelled out.
+        sky = "l1=4K:64:4,2M:32:4,1G:4:4;l2=4K+2M:1536:12,1G:16:4"
+        zen3 = "l1=4K+2M+1G:64:64;l2=4K+2M:2048:16:smash"
+        before = {sky: (30000, 27016, 11885),
+                  "l1=4K:96:6,2M:32:4,1G:8:8;l2=4K+2M:2048:16,1G:1024:8":
+                  (30000, 24462, 9933),
+                  zen3: (30000, 21518, 12661),
+                  "l1=4K+2M+1G:72:72;l2=4K+2M:3072:12:smash":
+                  (30000, 21077, 9412),
+                  sky + ";policy=plru": (30000, 27038, 11879),
+                  zen3 + ";policy=random": (30000, 23301, 15648)}
         stream = fixed_stream()
         for spec, want in before.items():
             self.assertEqual(run(spec, stream), want, spec)
@@ -174,7 +180,7 @@ class TestArmSizes(unittest.TestCase):
                          (2, 1, 1))
 
     def test_neoverse_n1_reaches(self):
-        n1 = "neoverse-n1"
+        n1 = "neoverse-n1;policy=lru"   # the counts below reason in LRU
         # 48 4K pages fill the fully associative L1 exactly
         self.assertEqual(run(n1, pages(list(range(48)) * 2)), (96, 48, 48))
         # 49 cycled: every access misses the LRU L1; the L2 holds them
@@ -207,6 +213,21 @@ class TestArmSizes(unittest.TestCase):
 def trace(spec, vpns):
     """(accesses, l1 misses, walks) of 4K pages vpns"""
     return run(spec, pages(vpns))
+
+
+class TestPde(unittest.TestCase):
+    def test_pde_takes_an_l2_entry(self):
+        # one L2 set of 2 ways.  A: walk, the L2 gets PDE(region 0) then
+        # A.  B (same 2 MB region): walk, PDE hit, B evicts A.  A again:
+        # the 1-entry L1 holds B, the L2 lost A: a third walk.  Without
+        # PDEs the L2 keeps A and B: two walks.
+        seq = pages([0, 1, 0])
+        self.assertEqual(run("l1=4K:1:1;l2=4K+2M:2:2:pde", seq), (3, 3, 3))
+        self.assertEqual(run("l1=4K:1:1;l2=4K+2M:2:2", seq), (3, 3, 2))
+
+    def test_2m_pages_take_no_pde(self):
+        seq = [(a, M2) for a in (0x0, 0x200000, 0x0)]
+        self.assertEqual(run("l1=2M:1:1;l2=4K+2M:2:2:pde", seq), (3, 3, 2))
 
 
 class TestPolicies(unittest.TestCase):
@@ -253,8 +274,8 @@ class TestPolicies(unittest.TestCase):
     def test_preset_with_policy(self):
         # Skylake's L1 4K array is 16 sets x 4 ways: 5 pages of one set
         vpns = [i * 16 for i in range(5)] * 3
-        self.assertEqual(trace("skylake", vpns)[1], 15)
-        self.assertEqual(trace("skylake;policy=plru", vpns)[1], 14)
+        self.assertEqual(trace("skylake;policy=lru", vpns)[1], 15)
+        self.assertEqual(trace("skylake", vpns)[1], 14)     # its tree-PLRU
 
 
 class TestGeometry(unittest.TestCase):
@@ -266,15 +287,17 @@ class TestGeometry(unittest.TestCase):
     def test_preset(self):
         g = self.geometry("skylake")
         self.assertEqual(g["spec"],
-                         "l1=4K:64:4,2M:32:4,1G:4:4;l2=4K+2M:1536:12,1G:16:4")
+                         "l1=4K:64:4,2M:32:4,1G:4:4;l2=4K+2M:1536:12,1G:16:4;"
+                         "policy=plru")
         self.assertIn("Skylake", g["source"])
         self.assertEqual([(a["page_sizes"], a["entries"], a["ways"],
                            a["sets"], a["policy"]) for a in g["l1"]],
-                         [(["4K"], 64, 4, 16, "lru"),
-                          (["2M"], 32, 4, 8, "lru"),
-                          (["1G"], 4, 4, 1, "lru")])
+                         [(["4K"], 64, 4, 16, "plru"),
+                          (["2M"], 32, 4, 8, "plru"),
+                          (["1G"], 4, 4, 1, "plru")])
         self.assertEqual(g["l2"][0]["page_sizes"], ["4K", "2M"])
-        self.assertEqual(g["default_policy"], "lru")
+        self.assertEqual(g["default_policy"], "plru")
+        self.assertIn("undocumented; modelled as tree-PLRU", g["source"])
         self.assertIn("page-walk caches", g["leaves_out"])
         self.assertIn("coalescing", g["leaves_out"])
 
@@ -284,7 +307,7 @@ class TestGeometry(unittest.TestCase):
         self.assertEqual(g["source"], "custom")
         self.assertEqual(g["l1"], [{"page_sizes": ["4K", "2M"], "entries": 8,
                                     "ways": 2, "sets": 4, "policy": "random",
-                                    "1g_as_2m": False}])
+                                    "1g_as_2m": False, "pde": False}])
         self.assertEqual(g["l2"][0]["policy"], "plru")
         self.assertTrue(g["l2"][0]["1g_as_2m"])
 

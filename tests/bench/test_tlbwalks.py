@@ -9,7 +9,8 @@ from common import benchtool
 
 KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
 LINE, PAGE = 64, 4096
-N1 = "neoverse-n1"
+# the counts below reason in true LRU, not the preset's tree-PLRU
+N1 = "neoverse-n1;policy=lru"
 
 
 def tlbwalks(preset, wss, page_kb, hop=None):

@@ -9,6 +9,7 @@ tests/run.py.
 """
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -60,6 +61,13 @@ class RunQemuOptions(unittest.TestCase):
         self.write_cpuinfo("fpu vme de pse tsc msr pae")
         with open(self.kvm, "w") as f:
             f.write("")
+        self.stand_ins = os.path.join(self.tmp.name, "stand-ins")
+        os.makedirs(self.stand_ins)
+        for name in ("qemu-system-x86_64", "qemu-system-aarch64"):
+            path = os.path.join(self.stand_ins, name)
+            with open(path, "w") as f:
+                f.write("#!/bin/sh\necho 'a dry run started QEMU' >&2\nexit 99\n")
+            os.chmod(path, 0o755)
 
     def tearDown(self):
         self.tmp.cleanup()
@@ -69,8 +77,14 @@ class RunQemuOptions(unittest.TestCase):
             f.write("processor\t: 0\nflags\t\t: %s\n" % flags)
 
     def run_qemu(self, *args, files=True, env=None):
+        env_extra = env
+        # --dry-run never starts QEMU, but run-qemu.sh looks for it first: a
+        # stand-in on PATH keeps these host tests off the packages of the
+        # guests (the x86_64 make deps has no qemu-system-arm).  A test that
+        # passes env with its own PATH (fake_host) brings its own QEMU.
         env = dict(os.environ, RUN_QEMU_CPUINFO=self.cpuinfo, RUN_QEMU_KVM_DEV=self.kvm,
-                   **(env or {}))
+                   PATH=self.stand_ins + os.pathsep + os.environ["PATH"])
+        env.update(env_extra or {})
         argv = [RUN_QEMU]
         if files:
             argv += ["--kernel", self.kernel, "--initrd", self.initrd,
@@ -325,6 +339,23 @@ class RunQemuOptions(unittest.TestCase):
         r = self.run_qemu("--arch", "arm64", "--accel", "kvm", "--dry-run")
         self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0])
         self.assertIn("the arm64 guest runs under TCG only", r.stderr)
+
+    def test_missing_qemu_names_the_package_and_make_deps(self):
+        # Only run-qemu.sh itself and the shell's tools on PATH: no QEMU.
+        bindir = os.path.join(self.tmp.name, "no-qemu")
+        os.makedirs(bindir)
+        for tool in ("bash", "sh", "grep", "sed", "awk", "cat", "mkdir", "dirname",
+                     "readlink", "python3", "id", "head", "tail", "tr", "cut", "basename"):
+            found = shutil.which(tool)
+            if found:
+                os.symlink(found, os.path.join(bindir, tool))
+        for arch, binary, package, deps in (
+                ("x86_64", "qemu-system-x86_64", "qemu-system-x86", "make deps'"),
+                ("arm64", "qemu-system-aarch64", "qemu-system-arm", "make deps ARCH=arm64'")):
+            r = self.run_qemu("--arch", arch, "--dry-run", env={"PATH": bindir})
+            self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0], r.stderr)
+            self.assertIn("%s not found: run '%s (Debian package %s)" % (binary, deps, package),
+                          r.stderr)
 
     def test_architecture_errors(self):
         for args, want in ((["--arch", "riscv64"], "--arch wants x86_64 or arm64, got 'riscv64'"),

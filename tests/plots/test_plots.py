@@ -399,6 +399,25 @@ class Variants(unittest.TestCase):
                       "l2:4k+2m:1536:12:plru (source: Intel SDM); the model leaves out "
                       "page-walk caches", text.replace("\n", " "))
 
+    def test_no_model_names_why(self):
+        # --model auto on a CPU no geometry fits: empty model columns and
+        # the reason, in the summary and the notes, never another CPU's
+        why = "auto: no preset fits Zhaoxin-7-1B (perf model none, PMU cpu)"
+        self.edit_meta(other={"tlb_geometry": {"name": None, "why": why}})
+        path = os.path.join(self.run, "chase.csv")
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, list(rows[0].keys()), lineterminator="\n")
+            w.writeheader()
+            w.writerows(dict(r, model_walks_per_1k="", model_l1_misses_per_1k="",
+                             model_preset="none") for r in rows)
+        rc, out, err = render(self.run)
+        self.assertEqual((rc, err), (0, ""))
+        self.assertIn("no TLB model: " + why, out)
+        self.assertIn("tlb-model skipped: chase.csv has no model values (no TLB model: "
+                      + why, out)
+
     def test_csv_from_another_contract_is_refused_with_its_columns(self):
         path = os.path.join(self.run, "chase.csv")
         with open(path) as f:

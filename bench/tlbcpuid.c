@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tlbcpuid.c - the data-TLB geometry from CPUID, its cross-check against
+ * the model, and --model auto; see tlbcpuid.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner.h"
+#include "tlbcpuid.h"
+#include "tlbmodel.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+static void cpuid_insn(uint32_t leaf, uint32_t sub, uint32_t r[4])
+{
+	__cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
+}
+#define HAVE_CPUID 1
+#else
+#define HAVE_CPUID 0
+static void cpuid_insn(uint32_t leaf, uint32_t sub, uint32_t r[4])
+{
+	(void)leaf;
+	(void)sub;
+	memset(r, 0, 4 * sizeof(r[0]));
+}
+#endif
+
+enum { EAX, EBX, ECX, EDX };
+static const char *const level_names[2] = { "l1", "l2" };
+static const char *const sz_names[3] = { "4K", "2M", "1G" };
+static const unsigned long sz_kb[3] = { 4, 2048, 1048576 };
+
+static const uint32_t *leaf(const struct tlb_cpuid *c, uint32_t l, uint32_t s)
+{
+	int i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->l[i].leaf == l && c->l[i].sub == s)
+			return c->l[i].r;
+	return NULL;
+}
+
+static void add(struct tlb_cpuid *c, uint32_t l, uint32_t s,
+		const uint32_t r[4])
+{
+	if (c->n == TLB_CPUID_MAX)
+		return;
+	c->l[c->n].leaf = l;
+	c->l[c->n].sub = s;
+	memcpy(c->l[c->n].r, r, 4 * sizeof(r[0]));
+	c->n++;
+}
+
+static void from_insn(struct tlb_cpuid *c)
+{
+	uint32_t r[4], max, xmax, s, nsub;
+
+	cpuid_insn(0, 0, r);
+	max = r[EAX];
+	add(c, 0, 0, r);
+	cpuid_insn(1, 0, r);
+	add(c, 1, 0, r);
+	if (r[ECX] >> 31) {
+		cpuid_insn(0x40000000, 0, r);
+		add(c, 0x40000000, 0, r);
+	}
+	if (max >= 0x18) {
+		cpuid_insn(0x18, 0, r);
+		nsub = r[EAX];
+		for (s = 0; s <= nsub && s < 16; s++) {
+			cpuid_insn(0x18, s, r);
+			add(c, 0x18, s, r);
+		}
+	}
+	cpuid_insn(0x80000000, 0, r);
+	xmax = r[EAX];
+	add(c, 0x80000000, 0, r);
+	for (s = 0x80000005; s <= 0x80000019; s++)
+		if (xmax >= s && (s <= 0x80000006 || s == 0x80000019)) {
+			cpuid_insn(s, 0, r);
+			add(c, s, 0, r);
+		}
+}
+
+static int from_file(struct tlb_cpuid *c, const char *path, char *why,
+		     size_t n)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	uint32_t l, s, r[4];
+
+	if (!f)
+		return snprintf(why, n, "BENCH_CPUID_FILE %s: cannot open it; "
+				"name a file of recorded leaves or unset it",
+				path), -1;
+	while (fgets(line, sizeof(line), f))
+		if (line[0] != '#' && sscanf(line, "%x %x %x %x %x %x", &l, &s,
+					     &r[0], &r[1], &r[2], &r[3]) == 6)
+			add(c, l, s, r);
+	fclose(f);
+	return 0;
+}
+
+/* vendor, family, model, stepping (SDM's display rule) and hypervisor */
+static void identify(struct tlb_cpuid *c)
+{
+	const uint32_t *r0 = leaf(c, 0, 0), *r1 = leaf(c, 1, 0);
+	const uint32_t *hv = leaf(c, 0x40000000, 0);
+	unsigned base;
+
+	if (r0) {
+		memcpy(c->vendor, &r0[EBX], 4);
+		memcpy(c->vendor + 4, &r0[EDX], 4);
+		memcpy(c->vendor + 8, &r0[ECX], 4);
+	}
+	if (!r1)
+		return;
+	base = (r1[EAX] >> 8) & 0xf;
+	c->family = base + (base == 0xf ? (r1[EAX] >> 20) & 0xff : 0);
+	c->model = (r1[EAX] >> 4) & 0xf;
+	if (base == 0x6 || base == 0xf)
+		c->model |= ((r1[EAX] >> 16) & 0xf) << 4;
+	c->stepping = r1[EAX] & 0xf;
+	if ((r1[ECX] >> 31) && hv) {
+		memcpy(c->hypervisor, &hv[EBX], 4);
+		memcpy(c->hypervisor + 4, &hv[ECX], 4);
+		memcpy(c->hypervisor + 8, &hv[EDX], 4);
+	} else if (r1[ECX] >> 31) {
+		strcpy(c->hypervisor, "unnamed");
+	}
+}
+
+int tlb_cpuid_load(struct tlb_cpuid *c, char *why, size_t n)
+{
+	const char *path = getenv("BENCH_CPUID_FILE");
+
+	memset(c, 0, sizeof(*c));
+	if (path && *path) {
+		snprintf(c->from, sizeof(c->from), "%s", path);
+		if (from_file(c, path, why, n))
+			return -1;
+	} else if (HAVE_CPUID) {
+		snprintf(c->from, sizeof(c->from), "the cpuid instruction");
+		from_insn(c);
+	} else {
+		return snprintf(why, n, "no CPUID on this architecture"), -1;
+	}
+	identify(c);
+	return 0;
+}
+
+void tlb_cpuid_dump(const struct tlb_cpuid *c)
+{
+	int i;
+
+	printf("# LEAF SUBLEAF EAX EBX ECX EDX, from %s\n", c->from);
+	for (i = 0; i < c->n; i++)
+		printf("%08x %08x %08x %08x %08x %08x\n", c->l[i].leaf,
+		       c->l[i].sub, c->l[i].r[0], c->l[i].r[1], c->l[i].r[2],
+		       c->l[i].r[3]);
+}
+
+/* -- decoding ------------------------------------------------------------ */
+
+/* AMD's L2/1G associativity code (APM vol. 3, CPUID Fn8000_0006); 0: none */
+static unsigned amd_ways(unsigned code, unsigned entries)
+{
+	static const unsigned w[16] = { 0, 1, 2, 3, 4, 0, 8, 0, 16, 0, 32, 48,
+					64, 96, 128, 0 };
+
+	if (code == 0xf)
+		return entries;		/* fully associative */
+	return code == 5 ? 6 : w[code];
+}
+
+/* one size's L1 entry from 0x80000005: assoc in [31:24], entries [23:16] */
+static void amd_l1(struct tlb_sizes *t, int sz, uint32_t r)
+{
+	unsigned e = (r >> 16) & 0xff, a = r >> 24;
+
+	if (!e || !a)
+		return;
+	t->entries[0][sz] = e;
+	t->ways[0][sz] = a == 0xff ? e : a;
+}
+
+/* one size's entry of 0x80000006/0x80000019: code [31:28], entries [27:16] */
+static void amd_l2(struct tlb_sizes *t, int lvl, int sz, uint32_t r)
+{
+	unsigned e = (r >> 16) & 0xfff, w = amd_ways(r >> 28, e);
+
+	if (!e || !w)
+		return;
+	t->entries[lvl][sz] = e;
+	t->ways[lvl][sz] = w;
+}
+
+static void amd_geo(const struct tlb_cpuid *c, struct tlb_cpuid_geo *g)
+{
+	const uint32_t *l5 = leaf(c, 0x80000005, 0);
+	const uint32_t *l6 = leaf(c, 0x80000006, 0);
+	const uint32_t *l19 = leaf(c, 0x80000019, 0);
+
+	if (l5) {
+		amd_l1(&g->t, 0, l5[EBX]);
+		amd_l1(&g->t, 1, l5[EAX]);
+	}
+	if (l6) {
+		amd_l2(&g->t, 1, 0, l6[EBX]);
+		amd_l2(&g->t, 1, 1, l6[EAX]);
+	}
+	if (l19) {
+		amd_l2(&g->t, 0, 2, l19[EAX]);
+		amd_l2(&g->t, 1, 2, l19[EBX]);
+	}
+	snprintf(g->leaves, sizeof(g->leaves), "0x80000005, 0x80000006, "
+		 "0x80000019");
+}
+
+/* appends one array to a level of the spec being built */
+static void spec_array(char lv[2][128], int lvl, const char *sizes,
+		       unsigned entries, unsigned ways)
+{
+	size_t o = strlen(lv[lvl]);
+
+	snprintf(lv[lvl] + o, sizeof(lv[lvl]) - o, "%s%s:%u:%u", o ? "," : "",
+		 sizes, entries, ways);
+}
+
+/* Intel leaf 0x18: the data, unified and load-only structures */
+static void intel_geo(const struct tlb_cpuid *c, struct tlb_cpuid_geo *g,
+		      char lv[2][128])
+{
+	const uint32_t *r;
+	uint32_t s;
+
+	for (s = 0; (r = leaf(c, 0x18, s)); s++) {
+		unsigned type = r[EDX] & 0x1f, lvl = (r[EDX] >> 5) & 7;
+		unsigned ways = r[EBX] >> 16, e = ways * r[ECX], k;
+		char sizes[16] = "";
+
+		if ((type != 1 && type != 3 && type != 4) || lvl < 1 ||
+		    lvl > 2 || !e)
+			continue;
+		if (r[EDX] & 0x100)
+			ways = e;	/* fully associative */
+		for (k = 0; k < 3; k++) {
+			/* bit 0: 4K, 1: 2M, 2: 4M (a 2M entry here), 3: 1G */
+			unsigned bit = k == 0 ? 1 : k == 1 ? 6 : 8;
+
+			if (!(r[EBX] & bit))
+				continue;
+			g->t.entries[lvl - 1][k] = e;
+			g->t.ways[lvl - 1][k] = ways;
+			snprintf(sizes + strlen(sizes), sizeof(sizes) -
+				 strlen(sizes), "%s%s", sizes[0] ? "+" : "",
+				 sz_names[k]);
+		}
+		if (sizes[0])
+			spec_array(lv, lvl - 1, sizes, e, ways);
+	}
+	snprintf(g->leaves, sizeof(g->leaves), "0x18");
+}
+
+void tlb_cpuid_geometry(const struct tlb_cpuid *c, struct tlb_cpuid_geo *g)
+{
+	char lv[2][128] = { "", "" };
+	int l, k;
+
+	memset(g, 0, sizeof(*g));
+	if (!strcmp(c->vendor, "GenuineIntel") && leaf(c, 0x18, 0)) {
+		intel_geo(c, g, lv);
+	} else if (!strcmp(c->vendor, "AuthenticAMD") ||
+		   !strcmp(c->vendor, "HygonGenuine")) {
+		amd_geo(c, g);
+		/* entries per size; whether sizes share an array is unknown */
+		for (l = 0; l < 2; l++)
+			for (k = 0; k < 3; k++)
+				if (g->t.entries[l][k])
+					spec_array(lv, l, sz_names[k],
+						   g->t.entries[l][k],
+						   g->t.ways[l][k]);
+	}
+	for (l = 0; l < 2; l++)
+		for (k = 0; k < 3; k++)
+			g->have |= g->t.entries[l][k] != 0;
+	if (!g->have) {
+		snprintf(g->why, sizeof(g->why), "%s reports no data TLB in "
+			 "CPUID leaf 0x18 or 0x80000005/6/19",
+			 c->vendor[0] ? c->vendor : "this CPU");
+		return;
+	}
+	if (lv[0][0])
+		snprintf(g->spec, sizeof(g->spec), "l1=%s%s%s", lv[0],
+			 lv[1][0] ? ";l2=" : "", lv[1]);
+}
+
+int tlb_model_sizes(const char *name, struct tlb_sizes *t)
+{
+	struct tlb_model m;
+	int l, k, i, eff;
+
+	memset(t, 0, sizeof(*t));
+	if (tlb_init(&m, name))
+		return -1;
+	for (l = 0; l < 2; l++)
+		for (k = 0; k < 3; k++) {
+			const struct tlb_array *a = l ? m.l2 : m.l1;
+
+			i = tlb_holder(a, l ? m.nl2 : m.nl1, sz_kb[k], &eff);
+			if (i < 0 || tlb_page_kb[eff] != sz_kb[k])
+				continue;
+			t->entries[l][k] = a[i].entries;
+			t->ways[l][k] = a[i].ways;
+		}
+	tlb_free(&m);
+	return 0;
+}
+
+/* -- auto, and the report --------------------------------------------------- */
+
+static struct tlb_cpuid host;
+static struct tlb_cpuid_geo host_geo;
+static int host_state;		/* 0 unread, 1 read, -1 unreadable */
+static char host_why[300];
+
+static const struct tlb_cpuid *host_cpuid(void)
+{
+	if (!host_state) {
+		host_state = tlb_cpuid_load(&host, host_why, sizeof(host_why))
+			     ? -1 : 1;
+		if (host_state > 0)
+			tlb_cpuid_geometry(&host, &host_geo);
+	}
+	return host_state > 0 ? &host : NULL;
+}
+
+const char *tlb_auto_model(const char *preset, const char *cpu, char *why,
+			   size_t n)
+{
+	const struct tlb_cpuid *c = host_cpuid();
+
+	if (preset) {
+		snprintf(why, n, "auto: preset %s fits %s", preset, cpu);
+		return preset;
+	}
+	if (c && host_geo.spec[0] && !c->hypervisor[0]) {
+		snprintf(why, n, "auto: no preset fits %s; the geometry its "
+			 "CPUID leaves %s report (bare metal), replacement "
+			 "undocumented; modelled as tree-PLRU", cpu,
+			 host_geo.leaves);
+		return TLB_CPUID_MODEL;
+	}
+	snprintf(why, n, "auto: no preset fits %s, and %s%s%s%s", cpu,
+		 !c ? host_why : !host_geo.have ? host_geo.why :
+		 c->hypervisor[0] ? "its CPUID TLB leaves are not used on "
+		 "their own" : "its CPUID TLB leaves give no model spec",
+		 c && c->hypervisor[0] ? " (under hypervisor " : "",
+		 c && c->hypervisor[0] ? c->hypervisor : "",
+		 c && c->hypervisor[0] ? ", which may rewrite or hide them)" :
+		 "");
+	return TLB_NO_MODEL;
+}
+
+/* {"4K": {"entries": N, "ways": W}, ...} of one level, or null */
+static size_t sizes_json(const struct tlb_sizes *t, int lvl, char *b,
+			 size_t n)
+{
+	size_t o = 0;
+	int k;
+
+	for (k = 0; k < 3; k++)
+		if (t->entries[lvl][k])
+			o += snprintf(b + o, o < n ? n - o : 0,
+				      "%s\"%s\": {\"entries\": %u, \"ways\": "
+				      "%u}", o ? ", " : "{", sz_names[k],
+				      t->entries[lvl][k], t->ways[lvl][k]);
+	o += snprintf(b + o, o < n ? n - o : 0, "%s", o ? "}" : "{}");
+	return o;
+}
+
+/* the model's per-size table: entries of the holder, held as which size */
+static size_t levels_json(const char *model, char *b, size_t n)
+{
+	struct tlb_model m;
+	size_t o = 0;
+	int l, k, i, eff;
+
+	if (tlb_init(&m, model))
+		return snprintf(b, n, "null");
+	for (l = 0; l < 2; l++) {
+		const struct tlb_array *a = l ? m.l2 : m.l1;
+		const char *sep = "";
+
+		o += snprintf(b + o, o < n ? n - o : 0, "%s\"%s\": {",
+			      l ? ", " : "{", level_names[l]);
+		for (k = 0; k < 3; k++) {
+			i = tlb_holder(a, l ? m.nl2 : m.nl1, sz_kb[k], &eff);
+			if (i < 0)
+				continue;
+			/* reach: what the entries cover, at the size held */
+			o += snprintf(b + o, o < n ? n - o : 0, "%s\"%s\": "
+				      "{\"entries\": %u, \"ways\": %u, "
+				      "\"held_as\": \"%s\", \"reach_bytes\": "
+				      "%llu}", sep, sz_names[k], a[i].entries,
+				      a[i].ways, tlb_size_name(eff),
+				      (unsigned long long)a[i].entries *
+				      tlb_page_kb[eff] * 1024);
+			sep = ", ";
+		}
+		o += snprintf(b + o, o < n ? n - o : 0, "}");
+	}
+	tlb_free(&m);
+	return o + snprintf(b + o, o < n ? n - o : 0, "}");
+}
+
+/* "l2 4K: CPUID 128 entries, model 4096" for every size they differ on */
+static size_t disagreements(const char *model, const struct tlb_cpuid_geo *g,
+			    char *b, size_t n)
+{
+	struct tlb_sizes t;
+	size_t o = 0;
+	int l, k;
+
+	o += snprintf(b, n, "[");
+	if (g->have && !tlb_model_sizes(model, &t))
+		for (l = 0; l < 2; l++)
+			for (k = 0; k < 3; k++)
+				if (t.entries[l][k] != g->t.entries[l][k])
+					o += snprintf(b + o, o < n ? n - o : 0,
+						      "%s\"%s %s: CPUID %u "
+						      "entries, model %u\"",
+						      o > 1 ? ", " : "",
+						      level_names[l],
+						      sz_names[k],
+						      g->t.entries[l][k],
+						      t.entries[l][k]);
+	return o + snprintf(b + o, o < n ? n - o : 0, "]");
+}
+
+const char *tlb_cpuid_spec(void)
+{
+	return host_cpuid() && host_geo.spec[0] ? host_geo.spec : NULL;
+}
+
+#define NOTE "hypervisors may rewrite these leaves; under one they are " \
+	"cross-checked, never used on their own"
+
+/* "cpu": {...}, "cpuid": {...}: what the leaves say */
+static size_t cpuid_json(const char *model, char *b, size_t n)
+{
+	const struct tlb_cpuid *c = host_cpuid();
+	char e[2][400], t[2][300], d[600];
+	size_t o;
+
+	if (!c) {
+		json_str(e[0], sizeof(e[0]), host_why);
+		return snprintf(b, n, "\"cpu\": null, \"cpuid\": {\"levels\": "
+				"null, \"why\": %s}, \"disagreements\": []",
+				e[0]);
+	}
+	json_str(e[0], sizeof(e[0]), c->from);
+	json_str(e[1], sizeof(e[1]), host_geo.why);
+	sizes_json(&host_geo.t, 0, t[0], sizeof(t[0]));
+	sizes_json(&host_geo.t, 1, t[1], sizeof(t[1]));
+	disagreements(model, &host_geo, d, sizeof(d));
+	o = snprintf(b, n, "\"cpu\": {\"vendor\": \"%s\", \"family\": %u, "
+		     "\"model\": %u, \"stepping\": %u, \"hypervisor\": %s%s%s, "
+		     "\"from\": %s}, ", c->vendor, c->family, c->model,
+		     c->stepping, c->hypervisor[0] ? "\"" : "",
+		     c->hypervisor[0] ? c->hypervisor : "null",
+		     c->hypervisor[0] ? "\"" : "", e[0]);
+	if (!host_geo.have)
+		return o + snprintf(b + o, o < n ? n - o : 0, "\"cpuid\": "
+				    "{\"levels\": null, \"why\": %s, \"note\": "
+				    "\"%s\"}, \"disagreements\": []", e[1],
+				    NOTE);
+	return o + snprintf(b + o, o < n ? n - o : 0, "\"cpuid\": {\"leaves\": "
+			    "\"%s\", \"levels\": {\"l1\": %s, \"l2\": %s}, "
+			    "\"spec\": \"%s\", \"note\": \"%s\"}, "
+			    "\"disagreements\": %s", host_geo.leaves, t[0], t[1],
+			    host_geo.spec, NOTE, d);
+}
+
+int tlb_report_json(const char *model, const char *why, char *buf, size_t n)
+{
+	int none = !strcmp(model, TLB_NO_MODEL);
+	char w[600], geo[4096], lv[1024];
+	struct tlb_model m;
+	size_t o;
+
+	json_str(w, sizeof(w), why ? why : "");
+	strcpy(geo, "null");
+	if (!none && !tlb_init(&m, model)) {
+		tlb_geometry_json(&m, model, geo, sizeof(geo));
+		tlb_free(&m);
+	} else if (!none) {
+		return -1;
+	}
+	levels_json(model, lv, sizeof(lv));
+	o = snprintf(buf, n, "{\"model\": %s%s%s, \"why\": %s, \"levels\": %s, "
+		     "\"geometry\": %s, \"source\": ", none ? "" : "\"",
+		     none ? "null" : model, none ? "" : "\"", w,
+		     none ? "null" : lv, geo);
+	o += snprintf(buf + o, o < n ? n - o : 0, "\"%s\", ", none ? "" :
+		      tlb_source(model));
+	o += cpuid_json(model, buf + o, o < n ? n - o : 0);
+	o += snprintf(buf + o, o < n ? n - o : 0, "}");
+	return o < n ? 0 : -1;
+}
+
+void tlb_emit_model_meta(const char *model, const char *why)
+{
+	char buf[8192], w[600], cj[3000];
+	struct tlb_model m;
+
+	json_str(w, sizeof(w), why ? why : "");
+	if (!strcmp(model, TLB_NO_MODEL) || tlb_init(&m, model)) {
+		printf("@meta tlb_geometry {\"name\": null, \"why\": %s}\n", w);
+	} else {
+		if (!tlb_geometry_json(&m, model, buf, sizeof(buf)))
+			printf("@meta tlb_geometry %.*s, \"why\": %s}\n",
+			       (int)strlen(buf) - 1, buf, w);
+		tlb_free(&m);
+	}
+	cpuid_json(model, cj, sizeof(cj));
+	printf("@meta tlb_cpuid {%s}\n", cj);
+}
