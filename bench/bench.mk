@@ -23,6 +23,8 @@ BENCH_SRCS := $(shell grep -l '^BENCH_REGISTER' bench/*.c)
 BENCH_NAMES := $(basename $(notdir $(BENCH_SRCS)))
 BENCH_BINS := $(addprefix $(BENCH_DIR)/,$(BENCH_NAMES))
 BENCH_TOOLS := $(BENCH_DIR)/benchtool
+# the chase's independent oracle: nothing of bench/ in it (tests/bench/)
+BENCH_ORACLE := $(BENCH_DIR)/minichase
 
 # Hardware events: perf's pmu-events JSON for x86, extracted once from the
 # kernel tarball (the one kernel/build.sh builds) and turned into a C table
@@ -78,6 +80,9 @@ $(STREAMK_NATIVE): bench/streamk.c bench/main.c $(BENCH_LIB_SRC) \
 	$(BENCH_CC) $(STREAMK_NATIVE_CFLAGS) \
 		$(call streamk_flags,$(STREAMK_NATIVE_CFLAGS)) -Ibench -o $@ \
 		bench/main.c $< $(BENCH_LIB_SRC) -lm
+
+$(BENCH_ORACLE): tests/bench/minichase.c | $(BENCH_DIR)
+	$(BENCH_CC) $(BENCH_CFLAGS) -o $@ $<
 
 # every benchmark, so that `benchtool contract` lists them all
 $(BENCH_TOOLS): bench/benchtool.c $(BENCH_SRCS) $(BENCH_LIB_SRC) \
@@ -136,11 +141,12 @@ endif
 		$(if $(KERNEL),--kernel $(KERNEL)) \
 		$(if $(INITRAMFS),--initrd $(INITRAMFS))
 
-bench-native: $(BENCH_BINS) $(STREAMK_NATIVE) $(PRELOAD_SO) $(REALPROG)
+bench-native: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE) \
+		$(PRELOAD_SO) $(REALPROG)
 	python3 bench/run.py --mode native --profile $(PROFILE)
 
-test-bench: $(BENCH_BINS) $(BENCH_TOOLS) $(STREAMK_NATIVE) $(PRELOAD_SO) \
-	$(REALPROG)
+test-bench: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE) \
+		$(PRELOAD_SO) $(REALPROG)
 	python3 tests/bench/run_tests.py $(ONLY)
 
 .DEFAULT_GOAL := $(bench_saved_goal)

@@ -44,6 +44,7 @@ static const char *const hop_points[] = { "line", "page", NULL };
 static uint64_t hops = 1 << 20;
 static const char *model = "skylake";
 static uint64_t model_cap = 1 << 16;
+static int check_cycle;
 static uint64_t stray;
 
 static const struct bench_opt chase_opts[] = {
@@ -59,6 +60,9 @@ static const struct bench_opt chase_opts[] = {
 	{ .name = "model-cap", .arg = "N", .kind = OPT_COUNT,
 	  .help = "model accesses counted, after as many warm (65536)",
 	  .dst = &model_cap, .min = 1 },
+	{ .name = "check-cycle", .kind = OPT_FLAG, .dst = &check_cycle,
+	  .help = "walk each cycle untimed and report its structure in "
+	  "@meta cycle (the tests' check of the chase)" },
 	{ .name = "stray", .arg = "N", .kind = OPT_COUNT, .dst = &stray,
 	  .help = "fault a fresh page in each of the first N timed "
 	  "repetitions of a row (a test of the faults column; 0)" },
@@ -168,6 +172,7 @@ struct point {
 	int hop;
 	void **start, **p;	/* the first element; where the chase is */
 	uint64_t blocks;	/* unrolled blocks per repetition */
+	uint64_t done;		/* hops chased so far, warm passes included */
 	double *ns, *cyc, *l1, *wk;	/* per access, per repetition */
 	uint64_t faults;	/* in all timed repetitions */
 	int ok[EV_NR];		/* which counters counted every repetition */
@@ -231,6 +236,7 @@ static int rep(const struct bench_ctx *x, void *st, int r)
 	char *fresh = MAP_FAILED;
 	int i;
 
+	pt->done += n;
 	if (r < 0) {
 		pt->p = chase(pt->p, pt->blocks);
 		return 0;
@@ -293,6 +299,58 @@ static void emit(const struct bench_ctx *x, struct point *pt, int model_ok,
 		 mwk);
 }
 
+/*
+ * --check-cycle: walks the cycle from its start, untimed, and reports
+ * what the tests check: how many elements it has before it closes, how
+ * many distinct 4 KB pages they lie in and the most in one page (a page
+ * hop has one element in each page of the working set, a line hop one in
+ * each line), how many of a page's 64 line slots they use and how many
+ * are not line-aligned, elements outside the working set, and where the
+ * chase stopped (`position` steps from the start) against the hops it
+ * counted.
+ */
+static void cycle_meta(const struct bench_ctx *x, const struct point *pt)
+{
+	size_t wss = x->o->sizes[x->si], npages = wss / PAGE, limit = wss / LINE;
+	unsigned short *per_page = calloc(npages, sizeof(*per_page));
+	size_t steps = 0, pages = 0, most = 0, outside = 0, pos = SIZE_MAX;
+	size_t unaligned = 0;
+	uint64_t slots = 0;	/* bit k: some element at line k of its page */
+	void **p = pt->start;
+
+	if (!per_page) {
+		emit_error("--check-cycle: out of memory");
+		return;
+	}
+	do {
+		size_t off = (char *)p - x->m->addr;
+
+		if (p == pt->p && pos == SIZE_MAX)
+			pos = steps;
+		if (off >= wss) {
+			outside++;
+			break;
+		}
+		pages += !per_page[off / PAGE]++;
+		slots |= 1ULL << (off % PAGE / LINE);
+		unaligned += off % LINE != 0;
+		if (per_page[off / PAGE] > most)
+			most = per_page[off / PAGE];
+		p = *p;
+	} while (p != pt->start && ++steps <= limit);
+	printf("@meta cycle {\"backing\": \"%s\", \"wss_bytes\": %zu, "
+	       "\"hop\": \"%s\", \"closed\": %s, \"elements\": %zu, "
+	       "\"pages\": %zu, \"most_in_a_page\": %zu, \"line_slots\": %d, "
+	       "\"unaligned\": %zu, \"outside\": %zu, "
+	       "\"position\": %lld, \"hops_done\": %llu}\n", x->b->name, wss,
+	       hop_names[pt->hop - 1], p == pt->start ? "true" : "false",
+	       steps + 1, pages, most, __builtin_popcountll(slots), unaligned,
+	       outside,
+	       pos == SIZE_MAX ? -1LL : (long long)pos,
+	       (unsigned long long)pt->done);
+	free(per_page);
+}
+
 /* the row from the repetitions, with the model's replay of the cycle */
 static int finish(const struct bench_ctx *x, void *st, int ok)
 {
@@ -302,6 +360,8 @@ static int finish(const struct bench_ctx *x, void *st, int ok)
 
 	if (ok) {
 		chase_sink = pt->p;
+		if (check_cycle)
+			cycle_meta(x, pt);
 		/* no model fits (--model auto): its columns stay empty */
 		model_ok = strcmp(model, TLB_NO_MODEL) &&
 			   !model_run(x->m->addr, pt->start, pt->hop,

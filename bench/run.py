@@ -20,16 +20,17 @@ native: the same binaries on the host kernel; vm.nr_hugepages (and the 1 GB
 
 The benchmarks and backings are bench/contract.py's (from benchtool).  Each
 binary maps its backings at once and takes the repetitions as the outer
-loop, measuring each backing once per round and starting each round one
-backing further (bench/runner.c), so drift during a run (heat, boost, load)
-favours none; the first round's order is rotated by one more position for
-each benchmark and by --rotate for the whole run (compare rotates it per
-round).  meta.json records the order and the machine's state around the
+loop, measuring each backing once per round, right after an untimed pass
+of its own, in the order of a Williams design (bench/runner.c), so neither
+drift during a run (heat, boost, load) nor the backing before favours one;
+the first round's order is rotated by one more position for each benchmark
+and by --rotate for the whole run (compare rotates it per round).  meta.json records the order and the machine's state around the
 run.
 run.py writes data only; plots/render.py draws it and writes the summary.
 """
 
 import argparse
+import csv
 import datetime
 import glob
 import json
@@ -545,6 +546,11 @@ class Results:
             bench = val.pop("bench", "?")
             m.setdefault("repetition_order", {}).setdefault(
                 bench, []).append(val)
+        elif key == "numa":
+            # where each mapping's pages are, per node (bench/numa.h)
+            bench = val.pop("bench", "?")
+            m.setdefault("numa_placement", {}).setdefault(
+                bench, {}).setdefault(val.pop("backing"), []).append(val)
         elif key == "thp_guest":
             # the guest kernel's THP knobs (the host's are in machine)
             m[key] = {k: bracketed(v) or None for k, v in val.items()}
@@ -804,8 +810,39 @@ def machine_state(root="/"):
         "thp_khugepaged": {k.partition("/")[2]: v for k, v in thp.items()
                            if v is not None} or None,
         "hypervisor": hypervisor(root),
+        "numa_nodes": len(numa_nodes(root)) or None,
         **paging_state(root),
     }
+
+
+def numa_nodes(root="/"):
+    """The host's NUMA nodes' numbers, from sysfs ([] without NUMA)."""
+    return sorted(int(os.path.basename(d)[4:]) for d in glob.glob(
+        os.path.join(root, "sys", "devices", "system", "node", "node[0-9]*")))
+
+
+# A node's own hugetlb pool: with more than one node the native run raises
+# the pools of the node the runner pins to (its mappings are bound there,
+# bench/numa.h) rather than the global nr_hugepages, which the kernel
+# spreads over all nodes.
+NODE_POOL = os.path.join("sys", "devices", "system", "node", "node%d",
+                         "hugepages", "hugepages-%%dkB", "nr_hugepages")
+
+
+def pinned_node(bindir, root="/"):
+    """The node of the CPU the runner pins to (benchtool pickcpu, the same
+    choice), on a host with more than one node; None otherwise."""
+    if len(numa_nodes(root)) < 2:
+        return None
+    allowed = ",".join(str(c) for c in sorted(os.sched_getaffinity(0)))
+    p = subprocess.run([os.path.join(bindir, "benchtool"), "pickcpu",
+                        "--sysfs", root, "--allowed", allowed],
+                       capture_output=True, text=True)
+    m = re.match(r"cpu (\d+) ", p.stdout)
+    nodes = glob.glob(os.path.join(root, "sys", "devices", "system", "cpu",
+                                   "cpu%s" % (m.group(1) if m else "-"),
+                                   "node[0-9]*"))
+    return int(os.path.basename(nodes[0])[4:]) if nodes else None
 
 
 class ThpSettings:
@@ -890,8 +927,8 @@ def wants_1g(backings, c):
 
 def rotation(backings, k):
     """backings rotated by k, as one comma list: the binary's first round
-    of repetitions measures them in this order, and each later round
-    starts one further (bench/runner.c)."""
+    of repetitions measures them in this order, and the later rounds follow
+    a Williams design over it (bench/runner.c)."""
     k %= max(len(backings), 1)
     return ",".join(backings[k:] + backings[:k])
 
@@ -1243,7 +1280,121 @@ def run_native(res, cmds, pools, p, pooled):
     for c in cmds:
         r = stream_lines(c, res)
         rc = rc or r
+        if os.path.basename(c[0]) == "chase" and not r:
+            rc = rc or check_chase_oracle(res, os.path.dirname(c[0]))
     return rc
+
+
+# The chase's oracle (issue 19, point 9): tests/bench/minichase.c, one
+# process, one mapping, one cycle over every line, no pinning, nothing
+# shared with bench/.  After a native run its least time per hop on the
+# page size of each backing the chase measured (at the largest line-hop
+# size up to ORACLE_MAX, if that is at least ORACLE_MIN: smaller working
+# sets live in the caches, where the TLB question is not asked) must be
+# within ORACLE_TOLERANCE of the chase's ns_min; a disagreement fails the
+# run (meta.json chase_oracle says which), unless the load average was
+# above the CPU count: then it is a note, as wall time means little there.
+ORACLE_KINDS = {4: "4k", KB_2M: "2m", KB_1G: "1g"}
+ORACLE_TOLERANCE = 0.10
+ORACLE_MIN, ORACLE_MAX = 64 * MB, GB
+ORACLE_RUNS = 3
+ORACLE_ATTEMPTS = 3
+
+
+def minichase(bindir, kind, wss, hops, runs=ORACLE_RUNS):
+    """(least ns per hop over runs runs of the oracle, None) or (None,
+    why).  It warms with as many hops as it times."""
+    best, exe = None, os.path.join(bindir, "minichase")
+    if not os.access(exe, os.X_OK):
+        return None, "%s is not built (make bench-native builds it)" % exe
+    for _ in range(runs):
+        p = subprocess.run([exe, kind, str(wss), str(hops), str(hops)],
+                           capture_output=True, text=True)
+        m = re.match(r"ns_per_hop ([0-9.]+)", p.stdout)
+        if p.returncode or not m:
+            return None, (p.stderr.strip() or "exit %d" % p.returncode)
+        best = min(best or float("inf"), float(m.group(1)))
+    return best, None
+
+
+def oracle_verdict(chase_ns, oracle_ns, tolerance=ORACLE_TOLERANCE):
+    """{chase_ns_min, oracle_ns_min, ratio, agree} for one backing."""
+    ratio = chase_ns / oracle_ns
+    return {"chase_ns_min": chase_ns, "oracle_ns_min": oracle_ns,
+            "ratio": round(ratio, 4), "agree": abs(ratio - 1) <= tolerance}
+
+
+def chase_line_rows(path, top=ORACLE_MAX):
+    """(wss, [rows]): the chase's line-hop rows at its largest size up to
+    top; (None, []) when it has none."""
+    try:
+        with open(path) as f:
+            rows = [r for r in csv.DictReader(f) if r["hop"] == "line" and
+                    int(r["wss_bytes"]) <= top]
+    except OSError:
+        return None, []
+    if not rows:
+        return None, []
+    wss = max(int(r["wss_bytes"]) for r in rows)
+    return wss, [r for r in rows if int(r["wss_bytes"]) == wss]
+
+
+def check_chase_oracle(res, bindir):
+    """The oracle against the chase's rows in res; 0, or 2 on a
+    disagreement (after ORACLE_ATTEMPTS rounds of oracle runs)."""
+    wss, rows = chase_line_rows(res.csv_path("chase"))
+    if not rows or wss < ORACLE_MIN:
+        res.meta["chase_oracle"] = {
+            "wss_bytes": wss, "backings": {},
+            "reason": "not checked: no line-hop size of the chase from %d "
+                      "to %d MB" % (ORACLE_MIN // MB, ORACLE_MAX // MB)}
+        res.write_meta()
+        return 0
+    hops = min(wss // 64, 4 << 20)
+    best, why, out = {}, {}, {}
+    for attempt in range(1, ORACLE_ATTEMPTS + 1):
+        for kb in {int(r["page_kb"]) for r in rows}:
+            if kb not in ORACLE_KINDS or kb in why:
+                why.setdefault(kb, "no oracle for %d kB pages" % kb)
+                continue
+            ns, err = minichase(bindir, ORACLE_KINDS[kb], wss, hops)
+            if err:
+                why[kb] = err
+            else:
+                best[kb] = min(best.get(kb, ns), ns)
+        out = {r["backing"]: dict(
+            oracle_verdict(float(r["ns_min"]), best[int(r["page_kb"])])
+            if int(r["page_kb"]) in best else
+            {"agree": None, "reason": why[int(r["page_kb"])]},
+            page_kb=int(r["page_kb"])) for r in rows}
+        if all(v["agree"] is not False for v in out.values()):
+            break
+    res.meta["chase_oracle"] = {
+        "wss_bytes": wss, "hop": "line", "hops": hops,
+        "tolerance": ORACLE_TOLERANCE, "attempts": attempt,
+        "source": "native wall time: least of %d runs of build/bench/"
+                  "minichase per attempt" % ORACLE_RUNS, "backings": out}
+    bad = sorted(b for b, v in out.items() if v["agree"] is False)
+    load = os.getloadavg()[0]
+    if bad:
+        msg = "chase disagrees with its oracle (minichase) by over %d %% " \
+            "at %d bytes: %s" % (ORACLE_TOLERANCE * 100, wss, ", ".join(
+                "%s %.1f ns vs %.1f ns" % (b, out[b]["chase_ns_min"],
+                                           out[b]["oracle_ns_min"])
+                for b in bad))
+        if load > (os.cpu_count() or 1):
+            res.meta.setdefault("notes", []).append(
+                msg + "; not a failure: load average %.1f on %d CPUs"
+                % (load, os.cpu_count() or 1))
+            bad = []
+        else:
+            res.meta["errors"].append(msg)
+    res.meta["chase_oracle"]["load_average"] = load
+    print("bench: chase oracle at %d bytes: %s" % (wss, ", ".join(
+        "%s %s" % (b, v.get("ratio", v.get("reason")))
+        for b, v in sorted(out.items()))), flush=True)
+    res.write_meta()
+    return 2 if bad else 0
 
 
 def check_exits(res, benches, rc):
@@ -1301,7 +1452,10 @@ def main(argv=None):
                   first_meta(args, run_id, cmds, runs))
     print("bench: %s run %s -> %s" % (args.mode, args.profile, res.dir),
           flush=True)
-    pools = HugePools()
+    node = None if guest else pinned_node(args.bindir, HOST_ROOT)
+    pools = HugePools(None if node is None else
+                      os.path.join(HOST_ROOT, NODE_POOL % node))
+    res.meta["machine"]["pool_node"] = node
     thp = ThpSettings(HOST_ROOT)
     ignore_stops = stop_signals()
     status, rc = "complete", 0

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "numa.h"
 #include "runner.h"
 
 #define MAX_OPTS 32
@@ -199,8 +200,12 @@ uint64_t page_line_key(uint64_t seed)
 
 /* -- options --------------------------------------------------------------- */
 
-static struct run_opts opts = { .reps = 5, .warmup = 1, .seed = 1, .cpu = -1 };
+static struct run_opts opts = { .reps = 5, .warmup = 1, .warm_pass = 1,
+				.seed = 1, .cpu = -1 };
 static const char *sizes_arg;
+static const char *const numa_modes[] = { "local", "off", NULL };
+static int numa_mode;		/* index into numa_modes */
+static int numa_node = -1;	/* the pinned CPU's node; -1: unknown */
 static size_t sweep_min = 16 << 10, sweep_max = 64 << 20;
 
 const struct bench_opt runner_opts[] = {
@@ -216,6 +221,10 @@ const struct bench_opt runner_opts[] = {
 	  .min = 1 },
 	{ .name = "warmup", .arg = "N", .kind = OPT_INT, .dst = &opts.warmup,
 	  .help = "untimed repetitions first (1)" },
+	{ .name = "warm-pass", .arg = "N", .kind = OPT_INT,
+	  .dst = &opts.warm_pass,
+	  .help = "untimed passes of each backing right before each of its "
+	  "timed repetitions (1)" },
 	{ .name = "seed", .arg = "N", .kind = OPT_COUNT, .dst = &opts.seed,
 	  .help = "seed of every random order and layout (1)" },
 	{ .name = "cpu", .arg = "N", .kind = OPT_INT, .dst = &opts.cpu,
@@ -224,11 +233,16 @@ const struct bench_opt runner_opts[] = {
 	{ .name = "backings", .arg = "LIST", .kind = OPT_STR,
 	  .dst = &opts.backings,
 	  .help = "comma list of backings, the order of the first round "
-	  "(default: all, in table order)" },
+	  "(default: all, in table order); later rounds follow a Williams "
+	  "design" },
 	{ .name = "mem-budget", .arg = "SIZE", .kind = OPT_SIZE,
 	  .dst = &opts.mem_budget, .min = 4096,
 	  .help = "memory outside the hugetlb pools the backings may map at "
 	  "once to be interleaved (3/4 of MemAvailable)" },
+	{ .name = "numa", .arg = "local|off", .kind = OPT_CHOICE,
+	  .dst = &numa_mode, .choices = numa_modes,
+	  .help = "local: bind every mapping to the pinned CPU's node "
+	  "(mbind, before it is touched); off: the default policy (local)" },
 	{ .name = "verbose", .kind = OPT_FLAG, .dst = &opts.verbose,
 	  .help = "more progress (also -v): a line per timed repetition" },
 	{ 0 },
@@ -527,6 +541,7 @@ static void pin(struct run_opts *o)
 			 strerror(errno));
 		o->cpu = -1;
 	}
+	numa_node = o->cpu < 0 ? -1 : numa_node_of_cpu(o->cpu);
 }
 /*
  * The CPU's name from /proc/cpuinfo: x86's "model name"; arm64 has none,
@@ -609,15 +624,46 @@ static void emit_bench_opts(void)
 
 static void emit_method_meta(int aslr_off)
 {
-	printf("@meta method {\"bench\": \"%s\", \"warmup\": %d, \"reps\": %d, "
+	printf("@meta method {\"bench\": \"%s\", \"warmup\": %d, "
+	       "\"warm_pass\": %d, \"reps\": %d, "
 	       "\"seed\": %llu, \"aslr_off\": %s, \"cpu_pinned\": %d, "
 	       "\"timer_resolution_ns\": %.1f, \"timer_getres_ns\": %.1f, "
-	       "\"clock\": \"CLOCK_MONOTONIC\"", cur->name, opts.warmup,
-	       opts.reps, (unsigned long long)opts.seed,
+	       "\"clock\": \"CLOCK_MONOTONIC\", \"numa\": \"%s\", "
+	       "\"numa_node\": %d", cur->name, opts.warmup,
+	       opts.warm_pass, opts.reps, (unsigned long long)opts.seed,
 	       aslr_off ? "true" : "false", opts.cpu, timer_res_ns,
-	       timer_getres_ns);
+	       timer_getres_ns, numa_modes[numa_mode], numa_node);
 	emit_bench_opts();
 	printf("}\n");
+}
+
+/* -- the order of the backings in a round --------------------------------- */
+
+int order_rows(int n)
+{
+	return n % 2 ? 2 * n : n;
+}
+
+/*
+ * Row `row` of a Williams design for n backings: out[i] is the index (in
+ * the given order) of the backing measured i-th.  Its first row is
+ * 0, 1, n-1, 2, n-2, ...; row j adds j to each label (mod n); for odd n
+ * the rows n..2n-1 are rows 0..n-1 reversed.  Over any order_rows(n)
+ * consecutive rows each backing takes each position equally often and
+ * follows each other backing equally often (once for even n, twice for
+ * odd).  The labels are renamed so that row 0 is the given order.
+ */
+void order_row(int n, uint64_t row, int *out)
+{
+	int first[n], name[n], i, j = row % order_rows(n) % n;
+	int rev = row % order_rows(n) >= (uint64_t)n;
+
+	for (i = 0; i < n; i++) {
+		first[i] = i % 2 ? (i + 1) / 2 : (n - i / 2) % n;
+		name[first[i]] = i;
+	}
+	for (i = 0; i < n; i++)
+		out[rev ? n - 1 - i : i] = name[(first[i] + j) % n];
 }
 
 /* -- the loop ---------------------------------------------------------------- */
@@ -632,7 +678,7 @@ struct slot {
 
 static struct slot *slots;
 static int nslots;
-static uint64_t rounds;	/* timed rounds so far: the next one's rotation */
+static uint64_t rounds;	/* timed rounds so far: the next design row */
 
 static void slot_failed(struct slot *s, const char *why)
 {
@@ -641,12 +687,32 @@ static void slot_failed(struct slot *s, const char *why)
 	s->failed = 1;
 }
 
-/* maps s at size, touches it and verifies its page size; 0 or -1 */
+/* "@meta numa": where the kernel put the pages of s's mapping */
+static void emit_numa_meta(const struct slot *s)
+{
+	char place[1024];
+
+	numa_placement(s->m.addr, place, sizeof(place));
+	printf("@meta numa {\"bench\": \"%s\", \"backing\": \"%s\", "
+	       "\"bytes\": %zu, \"bound_to\": %d, %s}\n", cur->name,
+	       s->x.b->name, s->m.len, numa_mode ? -1 : numa_node, place);
+}
+
+/*
+ * Maps s at size, binds it to the pinned CPU's node (--numa local, where
+ * the kernel shows nodes), touches it and verifies its page size; 0 or -1.
+ */
 static int slot_map(struct slot *s, size_t size)
 {
 	char why[512];
 
 	if (backing_map(s->x.b, size, 0, &s->m, why, sizeof(why))) {
+		slot_failed(s, why);
+		return -1;
+	}
+	if (!numa_mode && numa_node >= 0 &&
+	    numa_bind(s->m.addr, s->m.len, numa_node, why, sizeof(why))) {
+		backing_unmap(&s->m);
 		slot_failed(s, why);
 		return -1;
 	}
@@ -657,6 +723,7 @@ static int slot_map(struct slot *s, size_t size)
 		slot_failed(s, why);
 		return -1;
 	}
+	emit_numa_meta(s);
 	s->x.m = &s->m;
 	return 0;
 }
@@ -705,26 +772,40 @@ static void select_backings(struct counters *c)
 
 /* -- interleaving: the order and whether the backings fit at once --------- */
 
-/* free pages of the hugetlb pool of kb kB pages, less those reserved */
+static long read_pool(const char *dir, unsigned long kb, const char *file)
+{
+	char path[160];
+	long v = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/hugepages-%lukB/%s", dir, kb, file);
+	fp = fopen(path, "r");
+	if (!fp || fscanf(fp, "%ld", &v) != 1)
+		v = 0;
+	if (fp)
+		fclose(fp);
+	return v;
+}
+
+/*
+ * Free pages of the hugetlb pool of kb kB pages, less those reserved; on
+ * the node the mappings are bound to (--numa local), where they must come
+ * from, when fewer are free there.
+ */
 static long pool_free(unsigned long kb)
 {
-	const char *f[2] = { "free_hugepages", "resv_hugepages" };
-	long v[2] = { 0, 0 };
-	char path[128];
-	int i;
+	const char *all = "/sys/kernel/mm/hugepages";
+	long v = read_pool(all, kb, "free_hugepages") -
+		 read_pool(all, kb, "resv_hugepages");
+	char node[64];
 
-	for (i = 0; i < 2; i++) {
-		FILE *fp;
-
-		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/"
-			 "hugepages-%lukB/%s", kb, f[i]);
-		fp = fopen(path, "r");
-		if (!fp || fscanf(fp, "%ld", &v[i]) != 1)
-			v[i] = 0;
-		if (fp)
-			fclose(fp);
+	if (!numa_mode && numa_node >= 0) {
+		snprintf(node, sizeof(node), "/sys/devices/system/node/node%d/"
+			 "hugepages", numa_node);
+		if (read_pool(node, kb, "free_hugepages") < v)
+			v = read_pool(node, kb, "free_hugepages");
 	}
-	return v[0] - v[1];
+	return v;
 }
 
 /* 3/4 of MemAvailable: what the mappings of one size may take at once */
@@ -783,8 +864,20 @@ static int all_fit(size_t wss, char *why, size_t n)
 	return 0;
 }
 
+/* the backings' names of round r: l in the order of design row r */
+static void emit_round(struct slot **l, int n, uint64_t row)
+{
+	int k[n], i;
+
+	order_row(n, row, k);
+	printf("[");
+	for (i = 0; i < n; i++)
+		printf("%s\"%s\"", i ? ", " : "", l[k[i]]->x.b->name);
+	printf("]");
+}
+
 static void emit_order_meta(struct slot **l, int n, int si, int pt,
-			    const uint64_t *rot, const char *reason)
+			    const uint64_t *row, const char *reason)
 {
 	char esc[600];
 	int i;
@@ -792,13 +885,20 @@ static void emit_order_meta(struct slot **l, int n, int si, int pt,
 	json_str(esc, sizeof(esc), reason ? reason : "");
 	printf("@meta order {\"bench\": \"%s\", \"wss_bytes\": %zu, "
 	       "\"point\": \"%s\", \"interleaved\": %s, \"reason\": %s, "
-	       "\"backings\": [", cur->name, opts.sizes[si], cur->points[pt],
-	       reason ? "false" : "true", esc);
+	       "\"design\": \"williams\", \"design_rows\": %d, "
+	       "\"warm_pass\": %d, \"backings\": [", cur->name, opts.sizes[si],
+	       cur->points[pt], reason ? "false" : "true", esc,
+	       order_rows(n), opts.warm_pass);
 	for (i = 0; i < n; i++)
 		printf("%s\"%s\"", i ? ", " : "", l[i]->x.b->name);
-	printf("], \"rotations\": [");
+	printf("], \"rows\": [");
 	for (i = 0; i < opts.reps; i++)
-		printf("%s%llu", i ? ", " : "", (unsigned long long)rot[i]);
+		printf("%s%llu", i ? ", " : "", (unsigned long long)row[i]);
+	printf("], \"rounds\": [");
+	for (i = 0; i < opts.reps; i++) {
+		printf("%s", i ? ", " : "");
+		emit_round(l, n, row[i]);
+	}
 	printf("]}\n");
 }
 
@@ -822,18 +922,26 @@ static int prepare_all(struct slot **l, int n, int si, int pt)
 	return k;
 }
 
-/* repetition r (untimed when < 0) of each backing of l, from l[rot] on */
-static int one_round(struct slot **l, int n, int r, uint64_t rot)
+/*
+ * Repetition r (untimed when < 0) of each backing of l, in the order of
+ * design row `row`; in a timed round each backing first gets opts.warm_pass
+ * untimed passes of its own, right before its timed one, so that what it
+ * measures does not start from the caches its predecessor left.
+ */
+static int one_round(struct slot **l, int n, int r, uint64_t row)
 {
-	int i, k = 0;
+	int order[n], i, w, k = 0, rc;
 
+	order_row(n, row, order);
 	for (i = 0; i < n; i++) {
-		struct slot *s = l[(rot + i) % n];
+		struct slot *s = l[order[i]];
 
 		if (opts.verbose && r >= 0)
 			progress("rep %d %s %zu %s", r, cur->points[s->x.pt],
 				 opts.sizes[s->x.si], s->x.b->name);
-		if (cur->rep(&s->x, s->st, r)) {
+		for (rc = 0, w = 0; r >= 0 && !rc && w < opts.warm_pass; w++)
+			rc = cur->rep(&s->x, s->st, -1);
+		if (rc || cur->rep(&s->x, s->st, r)) {
 			cur->finish(&s->x, s->st, 0);
 			slot_failed(s, "a repetition failed (the @error lines "
 				    "before this say which)");
@@ -847,8 +955,9 @@ static int one_round(struct slot **l, int n, int r, uint64_t rot)
 
 /*
  * One point at one size on the backings of l (already mapped): prepare
- * each, the warmup rounds, then the timed rounds, the order rotating by
- * one each round, then each backing's row from its own repetitions.
+ * each, the warmup rounds, then the timed rounds, each in the order of the
+ * next row of the Williams design (order_row(); the design goes on across
+ * points), then each backing's row from its own repetitions.
  * reason: why l is one backing although more were selected, or NULL.
  */
 static void run_point(struct slot **l, int n, int si, int pt,
@@ -866,11 +975,14 @@ static void run_point(struct slot **l, int n, int si, int pt,
 		free(rot);
 		return;
 	}
-	/* warmup rounds take the first timed round's order */
+	/*
+	 * Warmup rounds take the first timed round's order.  A backing that
+	 * fails leaves the others to the design of one fewer.
+	 */
 	for (r = -opts.warmup; r < opts.reps && n; r++) {
 		if (r >= 0)
-			rot[r] = rounds % n;
-		n = one_round(l, n, r, rounds % n);
+			rot[r] = rounds % order_rows(n);
+		n = one_round(l, n, r, rounds % order_rows(n));
 		rounds += r >= 0;
 	}
 	for (i = 0; i < n; i++)

@@ -16,11 +16,13 @@
  * The loop, for a benchmark with repetition hooks: every backing is
  * mapped at once (at the largest size at which they all fit: the hugetlb
  * pools' free pages, --mem-budget for the rest), and for each size and
- * point each repetition measures each backing once, the order rotating by
- * one every repetition, so drift during a run favours no backing.  Sizes
- * beyond that, and benchmarks with measure() only, run backing by backing
- * on one mapping of the largest size.  `@meta order` says which, per size
- * and point, with the rotation of every round.
+ * point each repetition measures each backing once (after an untimed
+ * warm pass of its own, --warm-pass), in the order of the next row of a
+ * Williams design, so that neither drift during a run nor the backing
+ * measured just before favours a backing.  Sizes beyond that, and
+ * benchmarks with measure() only, run backing by backing on one mapping
+ * of the largest size.  `@meta order` says which, per size and point,
+ * with the order of every round.
  *
  * Line protocol on stdout (read by bench/run.py; see results/README.md):
  *   @header <bench> <csv header>     once, before the first row
@@ -71,6 +73,7 @@ struct run_opts {
 	int nsizes;
 	int reps;			/* timed repetitions (>= 1) */
 	int warmup;			/* untimed repetitions before them */
+	int warm_pass;			/* untimed passes before each timed one */
 	uint64_t seed;
 	int cpu;			/* CPU we are pinned to, -1 if not */
 	const char *backings;		/* comma list, NULL = all */
@@ -119,8 +122,9 @@ struct bench {
 	 * backings (runner.c, run_interleaved): for one size every backing is
 	 * mapped, and for each of the points (a NULL-terminated list of
 	 * names: chase's hop kinds, stream's kernels) prepare() runs once per
-	 * backing, then rep() once per repetition and backing, the backing
-	 * order rotating every repetition, then finish() writes the row.
+	 * backing, then rep() once per repetition and backing (with untimed
+	 * warm passes before each timed one), the backing order following a
+	 * Williams design, then finish() writes the row.
 	 * prepare: 0 with *st set, 1 when the point does not apply to this
 	 * size (no rep or finish follow), -1 failed (with an @error line).
 	 * rep: r < 0 is an untimed warmup, else the r-th timed repetition;
@@ -143,6 +147,14 @@ int bench_count(void);
 const struct bench *bench_at(int i);
 /* the runner-wide options, {NULL}-terminated */
 extern const struct bench_opt runner_opts[];
+
+/*
+ * The order of the backings in each round: a Williams design, balanced for
+ * position and for first-order carry-over over order_rows(n) rounds;
+ * out[i] is the index of the backing measured i-th in round `row`.
+ */
+int order_rows(int n);
+void order_row(int n, uint64_t row, int *out);
 
 /* main() of build/bench/<name> */
 int runner_main(int argc, char **argv);

@@ -327,7 +327,7 @@ class TestMachineState(unittest.TestCase):
                                            "shmem_enabled": "never"},
                                   "2048kB": {"enabled": "inherit"}},
                               "kpti": True, "la57": True,
-                              "numa_balancing": 1})
+                              "numa_balancing": 1, "numa_nodes": None})
         self.assertEqual(run.loadavg(root), [1.5, 0.75, 0.25])
 
     def test_bare_host_without_cpufreq(self):
