@@ -634,14 +634,11 @@ class HugePools:
 
     def raise_to(self, kb, n):
         """Returns the pool size obtained (the kernel may give fewer)."""
+        self.hold()     # the pool as it is while no other run changes it
         try:
             cur = self._read(kb)
         except OSError:
             return 0
-        if cur >= n:
-            return cur
-        self.hold()
-        cur = self._read(kb)        # as it is now that no other run changes it
         if cur >= n:
             return cur
         self.saved.setdefault(kb, cur)
