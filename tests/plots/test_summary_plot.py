@@ -155,7 +155,7 @@ class SummaryNumbers(unittest.TestCase):
             r.Table(self.tmp, "streamk.csv"), {"timing_source": "native"})
         self.assertEqual(header[-1], "4x LLC rule")
         self.assertEqual([(row[0], row[1], row[-1]) for row in rows], [
-            ("devzero", "32 MiB", "not met (3.00x LLC)"),
+            ("devzero", "32 MiB", "not STREAM-valid (3.00x LLC)"),
             ("thp", "32 MiB", "met")])
 
     def test_mlp_per_chain_latency(self):
