@@ -23,7 +23,8 @@ Stages, in order; a stage that cannot run counts as failed, never as passed:
 
 With --arch arm64 (make test ARCH=arm64) it runs what depends on the
 arm64 guest: stages 1 (tests/host only; --no-host-tests leaves them to the
-x86_64 run), 2, 4, 5 (hugetlb_dev for each of the four huge page sizes, no
+x86_64 run, and the bench suite's arm64 cross-build checks, which need this
+pass's toolchain), 2, 4, 5 (hugetlb_dev for each of the four huge page sizes, no
 32-bit build, and the upstream tests) and 6 (functional, stress and fuzz,
 with ARM64_STRESS_SECONDS); checkpatch reads the same patches for both
 architectures and is left to the x86_64 run; 7 and 8 need the benchmarks,
@@ -217,6 +218,11 @@ def arm64(tally, args, make_args):
     else:
         host_unit_tests(tally)
     print("(arm64: checkpatch runs with the x86_64 make test: the series is the same)")
+    # The cross-built benchmarks' own checks (register-only mlp loops, one
+    # streamk thread) need the arm64 toolchain, which only this pass's make
+    # deps installs: where the bench unit suite ran without it, they skipped.
+    suite_with_summary(tally, "bench unit tests of the arm64 cross build",
+                       ["make", "--no-print-directory", "test-bench", "ONLY=test_arm64"], 900)
     if build(tally, make_args + ["ARCH=arm64"]):
         guest_harness(tally, args)
         kselftests(tally, args)
