@@ -133,7 +133,7 @@ static void probe_malloc(void)
 
 static void probe_munmap(void)
 {
-	char *q = mmap(NULL, 3 * MB + 5, RW, ANON, -1, 0), *r;
+	char *q = mmap(NULL, 3 * MB + 5, RW, ANON, -1, 0), *r, *t;
 	int rc, e;
 
 	check(q != MAP_FAILED, "mmap 3M+5", strerror(errno));
@@ -159,6 +159,11 @@ static void probe_munmap(void)
 	      mapped(r + 4 * MB, 4 * MB) && r[0] == (char)4 &&
 	      same(r + 4 * MB, 4 * MB, 4 + 4 * MB / 4096),
 	      "the rest of a split mapping stays", "lost or still mapped");
+	/* the split's tail is still a backed mapping: it shrinks as one */
+	t = mremap(r + 4 * MB, 4 * MB, MB, 0);
+	check(t == r + 4 * MB && pages_same(t, MB, 4 + 4 * MB / 4096) &&
+	      !mapped(r + 6 * MB, 4096), "the split's tail shrinks in place",
+	      t == MAP_FAILED ? strerror(errno) : "moved, lost or tail left");
 	check(!munmap(r, 8 * MB) && !mapped(r, 4096) &&
 	      !mapped(r + 4 * MB, 4096), "munmap across the hole",
 	      strerror(errno));
@@ -199,7 +204,7 @@ static void probe_mremap_fixed(void)
 
 static void probe_mremap(void)
 {
-	char *s = mmap(NULL, 2 * MB, RW, ANON, -1, 0), *s2, *s3;
+	char *s = mmap(NULL, 2 * MB, RW, ANON, -1, 0), *s2, *s3, *u, *v;
 
 	check(s != MAP_FAILED, "mmap 2M", strerror(errno));
 	if (s == MAP_FAILED)
@@ -216,6 +221,19 @@ static void probe_mremap(void)
 	check(s3 == s2 && same(s3, 2 * MB, 5) && !mapped(s2 + 4 * MB, 4096),
 	      "mremap shrink in place", "moved, lost or tail left");
 	check(!munmap(s3, 2 * MB), "munmap after mremap", strerror(errno));
+	/* a mapping trimmed at its end grows from what is left of it (a
+	 * hugetlb one by a copy of its user part, which the trim shortened) */
+	u = mmap(NULL, 4 * MB, RW, ANON, -1, 0);
+	check(u != MAP_FAILED, "mmap 4M to trim", strerror(errno));
+	if (u == MAP_FAILED)
+		return;
+	fill(u, 4 * MB, 9);
+	check(!munmap(u + 2 * MB, 2 * MB), "munmap a mapping's end", strerror(errno));
+	v = mremap(u, 2 * MB, 6 * MB, MREMAP_MAYMOVE);
+	check(v != MAP_FAILED && pages_same(v, 2 * MB, 9), "a trimmed mapping grows",
+	      v == MAP_FAILED ? strerror(errno) : "contents lost");
+	check(v == MAP_FAILED || !munmap(v, 6 * MB), "munmap the grown mapping",
+	      strerror(errno));
 	probe_mremap_fixed();
 }
 
