@@ -97,7 +97,6 @@ for t in ${suites[*]}; do
 	make --no-print-directory \$t >build/fresh-\$t.log 2>&1 || status=1
 	echo "test-fresh: \$t: \$(grep -E '[0-9]+ passed, [0-9]+ failed' build/fresh-\$t.log | tail -n 1) (\$((\$(date +%s) - start)) s)"
 done
-python3 tests/harness.py total ${suites[*]/#/build/fresh-}.log >/dev/null || status=1
 exit \$status
 EOF
 )
