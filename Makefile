@@ -52,11 +52,13 @@ include plots/plots.mk
 include compare/compare.mk
 include lava/lava.mk
 
-.PHONY: help deps kernel initramfs test test-host test-fresh test-kernel-build bench checkpatch check-builds soak mutants-suite clean
+.PHONY: help deps kernel initramfs series-tree series-export test test-host test-fresh test-kernel-build bench checkpatch check-builds soak mutants-suite clean
 
 help:
 	@echo "make deps         install missing Debian packages (apt-get; needs root)"
 	@echo "make kernel       extract linux-source-6.12, apply kernel/patches, build bzImage (cached)"
+	@echo "make series-tree  kernel/patches as commits in build/series (FORCE=1 discards unexported work)"
+	@echo "make series-export   build/series back into kernel/patches, the deltas rebased"
 	@echo "make initramfs    busybox, kselftests, benchmarks and perf for the guest"
 	@echo "make test         host unit tests + kselftests in the guest (DEBUG=1: debug kernel)"
 	@echo "make test-host    the host unit tests alone (ONLY=test_run_qemu,...; also test-bench, test-plots, test-compare)"
@@ -86,6 +88,13 @@ deps:
 # KERNEL_PATCHES=DIR builds another series (compare/compare.py does).
 kernel: deps
 	@kernel/build.sh $(KERNEL_ARCH) --variant $(KERNEL_VARIANT) $(KERNEL_CONFIGS) $(if $(KERNEL_PATCHES),--patches $(KERNEL_PATCHES))
+
+# The series as a git tree and back (kernel/README.md).
+series-tree:
+	@kernel/series.py tree $(if $(filter 1,$(FORCE)),--force)
+
+series-export:
+	@kernel/series.py export
 
 # The host unit tests alone (make test runs them first); ONLY=test_a,test_b
 # chooses modules, as make test-bench, test-plots and test-compare do.
