@@ -246,9 +246,10 @@ def failed_hunk(patch, output):
     return "%s, line %s" % (m.group(1), m.group(2))
 
 
-def replay(rev, parent, patch, index):
-    """Commits patch (a mail) on parent through the scratch index; the
-    new commit, or SeriesError naming the revision, patch and hunk."""
+def replay(rev, parent, patch, index, name):
+    """Commits patch (a mail; kernel/name) on parent through the scratch
+    index; the new commit, or SeriesError naming the revision, patch and
+    hunk."""
     env = {"GIT_INDEX_FILE": index}
     git("read-tree", parent, env=env)
     r = git("apply", "--cached", "-v", patch, env=env, check=False)
@@ -256,7 +257,7 @@ def replay(rev, parent, patch, index):
         out = (r.stdout + r.stderr).strip()
         raise SeriesError("revision %s: %s no longer applies to the new series: hunk %s\n%s\n"
                           "(edit it, or rebase it in build/series and copy its format-patch "
-                          "output there)" % (rev, os.path.relpath(patch, ROOT),
+                          "output there)" % (rev, "kernel/" + name,
                                              failed_hunk(patch, out), out))
     with tempfile.TemporaryDirectory() as d:
         info = git("mailinfo", "-b", os.path.join(d, "msg"), os.path.join(d, "diff"),
@@ -309,7 +310,7 @@ def rebase_deltas(new, tmp):
                 path = os.path.join(tmp, "shared-" + os.path.basename(name))
                 with open(path, "w") as f:
                     f.write(new[name])
-            parent = replay(rev, parent, path, index)
+            parent = replay(rev, parent, path, index, name)
             if own:
                 written[name] = git(*FORMAT, "--stdout", "-1", parent).stdout
         series = os.path.join(KERNEL, folder, "series")
