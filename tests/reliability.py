@@ -69,6 +69,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))  # also as python3 -m tests.reliability
 from contract import GUEST_FILES, QEMU_EXIT, QEMU_EXIT_REASON, SPLAT  # noqa: E402
 from harness import Tally  # noqa: E402
 OUT = os.path.join(ROOT, "build", "reliability")

@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 
-from harness import Tally, discover, parse_summary, unittest_counts
+from harness import ONE_TEST, Tally, discover, parse_summary, unittest_counts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -260,6 +260,7 @@ def main():
     make_args = [a for a in args.make_args.split() if not a.endswith("=")]
 
     tally = Tally()
+    print(ONE_TEST, flush=True)
     if args.arch == "arm64":
         return arm64(tally, args, make_args)
 
