@@ -987,7 +987,7 @@ def chase_jobs(chase, timing, counters_note, geometry, notes):
     for n, (hop, rows) in enumerate(chase.hops()):
         sfx = f"-{hop}" if n else ""
         bk = " ".join(chase.backings(rows))
-        hopargs = [chase.col_number("hop"), hop] if hop else ["", ""]
+        hopargs = ["hop", hop] if hop else ["", ""]
         jobs.append(("latency" + sfx, "latency.gp", chase, timing, bk, "", *hopargs))
         jobs.append(("tlb" + sfx, "tlb.gp", chase, "", bk, wrapped, *hopargs))
         if chase.has("model_l1_misses_per_1k", rows) or chase.has("model_walks_per_1k", rows):
@@ -1015,7 +1015,7 @@ def figure_jobs(meta, meta_problem, tables, labels_, notes):
         notes.append(f"latency, tlb and tlb-model skipped: {chase.problem}")
     if stream.ok:
         jobs.append(("bandwidth", "bandwidth.gp", stream, timing, " ".join(stream.backings()),
-                     stream.col_number("ns_per_access") or "", "", ""))
+                     "ns_per_access" if "ns_per_access" in stream.header else "", "", ""))
     else:
         notes.append(f"bandwidth skipped: {stream.problem}")
     if fault.ok:
