@@ -6,6 +6,7 @@ import textwrap
 
 import contract
 from parts import Job, Parts, Section
+from benches._fixture import L1, STLB, cache_ns, fmt, miss_per_1k
 from table import at_largest, baseline, fmt_bytes, fmt_num, fnum, order_key, page_kb, value_at
 
 ORDER = 10
@@ -181,3 +182,30 @@ def parts(run):
         run.notes.append(f"latency, tlb and tlb-model skipped: {chase.problem}")
         return Parts()
     return Parts(jobs_of(run, chase), sections_of(chase, run.meta))
+
+
+def fixture(spec, rng):
+    """Invented chase rows for the plot tests (tests/plots/make_fixture.py):
+    latency from the cache plateaus plus the walks of a Skylake-like TLB,
+    counters (spec.counters) a little above the model."""
+    rows = []
+    for hop, b, pk in [(h, b, pk) for h in spec.hops for b, pk in spec.backings]:
+        for wss in spec.wss:
+            m1 = miss_per_1k(wss, pk, L1[pk])
+            mw = miss_per_1k(wss, pk, STLB[pk])
+            ns = cache_ns(wss * (4 if hop == "page" else 1), spec.scale) + \
+                (0.009 * m1 + spec.walk_ns * mw / 1000.0)
+            ns *= rng.uniform(0.97, 1.03)
+            lo, hi = ns * rng.uniform(0.90, 0.98), ns * rng.uniform(1.02, 1.15)
+            dt = wk = None
+            if spec.counters:
+                # measured runs a little above the model (prefetch, page
+                # table lines), never above one miss per access.
+                dt = min(1000.0, m1 * rng.uniform(1.0, 1.08) + rng.uniform(0, 0.4))
+                wk = min(1000.0, mw * rng.uniform(1.0, 1.15) + rng.uniform(0, 0.2))
+            rows.append(dict(backing=b, page_kb=pk, wss_bytes=wss, ns_per_access=fmt(ns),
+                             ns_min=fmt(lo), ns_max=fmt(hi), l1_dtlb_misses_per_1k=fmt(dt),
+                             walks_per_1k=fmt(wk), model_l1_misses_per_1k=fmt(m1),
+                             model_walks_per_1k=fmt(mw), hop=hop, reps=5,
+                             model_preset=spec.preset))
+    return rows

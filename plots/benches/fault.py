@@ -5,6 +5,7 @@ import statistics
 
 import contract
 from parts import Job, Parts, Section
+from benches._fixture import MB, fmt
 from table import baseline, fmt_num, fnum
 
 ORDER = 30
@@ -67,3 +68,31 @@ def parts(run):
         return Parts()
     return Parts([Job("faults", "faults.gp", fault.path, fault.backings(), timing=run.timing)],
                  sections_of(fault, run.source))
+
+
+# one mmap + munmap of the fixtures, in us: it does not scale with the size
+FIXTURE_SETUP_US = {"devzero": 5.0, "shm": 21.0, "hugetlbfs": 48.0, "devhugetlb": 8.0,
+                    "maphugetlb": 7.0, "memfd": 18.0, "thp": 6.0}
+
+
+def fixture(spec, rng):
+    """Invented fault rows for the plot tests: demand, populate and setup
+    per backing, every page faulting once (thp with some fallbacks)."""
+    rows = []
+    for b, pk in spec.backings:
+        per_mb = 1024.0 / pk  # faults per MB when every page faults once
+        dem, pop = (210.0, 120.0) if pk == 4 else (95.0, 88.0) if pk == 2048 else (82.0, 80.0)
+        if b == "thp":
+            dem, pop = 130.0, 100.0
+            per_mb = 0.75  # some 4K fallbacks around the edges
+        setup = FIXTURE_SETUP_US[b.replace("-1G", "")]
+        mb = 16
+        for mode, us, fpm in (("demand", dem, per_mb), ("populate", pop, per_mb)):
+            us = us * spec.fault_scale * rng.uniform(0.95, 1.05)
+            rows.append(dict(backing=b, page_kb=pk, mode=mode, us_per_mb=fmt(us, 3),
+                             faults_per_mb=fmt(fpm, 6), size_bytes=mb * MB,
+                             us_per_call=fmt(us * mb, 3)))
+        rows.append(dict(backing=b, page_kb=pk, mode="setup", faults_per_mb=fmt(0.0, 6),
+                         size_bytes=mb * MB,
+                         us_per_call=fmt(setup * spec.fault_scale * rng.uniform(0.95, 1.05), 3)))
+    return rows

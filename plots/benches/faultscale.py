@@ -2,6 +2,7 @@
 """faultscale.csv (bench/faultscale.c): faults per second of N tasks,
 processes and threads; a figure and a summary section."""
 from parts import Job, Parts, Section
+from benches._fixture import MB
 from table import fmt_bytes, fmt_num, fnum
 
 ORDER = 50
@@ -110,3 +111,28 @@ def parts(run):
         return Parts()
     return Parts([Job("faultscale", "faultscale.gp", fs.path, fs.backings(), timing=run.timing,
                       extra=timing_of(run.meta))], [section_of(fs, run.meta)])
+
+
+def fixture(spec, rng):
+    """Invented faultscale rows for the plot tests: anon faults of 1, 2
+    and 4 tasks per backing, scaling to two CPUs; thp's threads at N = 2
+    ran one after the other (low overlap)."""
+    rows = []
+    for b, kb in spec.backings:
+        for mode in ("process", "thread"):
+            for n in (1, 2, 4):
+                fps = (20000.0 if kb == 4 else 80.0) * min(n, 2) * rng.uniform(0.75, 0.85)
+                faults = n * 32 * MB // (kb * 1024)
+                low = b == "thp" and mode == "thread" and n == 2
+                rows.append(dict(
+                    backing=b, page_kb=kb, mode=mode, tasks=n, faults_per_s=round(fps, 1),
+                    faults_per_s_per_task=round(fps / n, 1),
+                    us_per_fault=round(1e6 * n / fps, 3), region_bytes=16 * MB,
+                    iterations=2, faults=faults, wall_ms=round(1000.0 * faults / fps, 3),
+                    overlap=0.3 if low else 0.9 if n > 1 else 1.0,
+                    faults_per_s_min=round(fps * 0.9, 1), faults_per_s_max=round(fps * 1.1, 1),
+                    cv=0.05, reps=3, oversubscribed=int(n > 2),
+                    cpus=";".join(str(i % 2) for i in range(n)), kind="anon",
+                    faults_per_task=faults // n, short_window=int(kb > 4), start_skew_us=3.5,
+                    barrier_sleeps=0, low_overlap=int(low), thp_fallbacks=0))
+    return rows

@@ -5,6 +5,7 @@ import statistics
 
 import contract
 from parts import Job, Parts, Section
+from benches._fixture import MB
 from table import at_largest, fmt_bytes, fmt_num, fnum, order_key
 
 ORDER = 60
@@ -54,3 +55,21 @@ def parts(run):
         return Parts()
     return Parts([Job("mlp", "mlp.gp", mlp.path, mlp.backings(), timing=run.timing)],
                  [section_of(mlp, run.meta)])
+
+
+def fixture(spec, rng):
+    """Invented mlp rows for the plot tests: two working sets, 1 to 16
+    chains, the time per access falling as the chains overlap."""
+    rows = []
+    for b, kb in spec.backings:
+        ns = (120.0 if kb == 4 else 80.0) * spec.scale
+        for wss in (16 * MB, 64 * MB):
+            for n in (1, 2, 4, 8, 16):
+                v = ns * (wss // (16 * MB)) / n ** 0.8 * rng.uniform(0.97, 1.03)
+                rows.append(dict(backing=b, page_kb=kb, wss_bytes=wss, chains=n,
+                                 ns_per_access=round(v, 3), ns_min=round(v * 0.9, 3),
+                                 ns_max=round(v * 1.2, 3), chain_ns=round(v * n, 3),
+                                 stride=4096, tlb_group=1, cv=0.02, reps=5, accesses=100000,
+                                 model_walks_per_1k=round(900 / n, 1),
+                                 model_preset=spec.preset))
+    return rows

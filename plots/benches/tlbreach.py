@@ -149,3 +149,23 @@ def parts(run):
                       extra="\n".join(extra))], [sec])
 
 
+def fixture(spec, rng):
+    """Invented tlbreach rows for the plot tests: knees at 96 and 2048
+    entries on 4 KB pages, at 64 on huge pages, whose 4 KB stride has none."""
+    rows = []
+    for b, kb in spec.backings:
+        curves = [(kb * 1024, [(96, 1.6), (2048, 20.0)] if kb == 4 else [(64, 1.6)])]
+        if kb > 4:
+            curves.append((4096, []))
+        for stride, knees in curves:
+            for i in range(44):
+                n = round(4 * 2 ** (i / 4))
+                y = sum(r for e, r in knees if n > e) + rng.uniform(0, 0.02)
+                rows.append(dict(
+                    backing=b, page_kb=kb, wss_bytes=n * stride, pages=n,
+                    stride_bytes=stride, excess_ns=round(y, 3), excess_min_ns=round(y, 3),
+                    page_ns=round(y + 1, 3), page_ns_min=round(y + 1, 3),
+                    page_ns_max=round(y + 1.1, 3), line_ns=1, line_ns_min=1,
+                    line_ns_max=1.1, page_cv=0.01, line_cv=0.01, reps=9, hops=262144,
+                    line_pages=1))
+    return rows

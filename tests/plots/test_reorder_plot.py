@@ -4,15 +4,18 @@ columns in another order (as a reordered emit_row would write them, with
 the contract listing them in that order), or whose columns the figures do
 not read are renamed, renders to the same figures and the same summary.
 
-The run holds every benchmark's CSV: the KVM and TCG fixtures' chase,
-stream, fault and streamk, plus faultscale, mlp, tlbreach and realprog
-written here.  Each figure is compared as its SVG, whose paths are the
+The run holds every benchmark's CSV, with the columns of bench/'s
+contract, the rows from each plot module's fixture() (plots/benches/), and
+the KVM or TCG fixture's meta.json: a benchmark added with its plot
+module is in it.  Each figure is compared as its SVG, whose paths are the
 plotted points, byte for byte; the summary as the printed text.  Run by
 tests/plots/test_plots.py (make test-plots) or alone:
 python3 -m unittest tests.plots.test_reorder_plot"""
 import csv
 import json
 import os
+import random
+import re
 import shutil
 import subprocess
 import sys
@@ -21,29 +24,25 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_plots import CONTRACT, FIXTURE, RENDER  # noqa: E402
-import test_faultscale_plot as faultscale  # noqa: E402
-import test_tlbreach_plot as tlbreach  # noqa: E402
-
-MLP_COLUMNS = ["backing", "page_kb", "wss_bytes", "chains", "ns_per_access", "ns_min",
-               "ns_max", "chain_ns", "stride", "tlb_group", "cv", "reps", "accesses",
-               "walks_per_1k", "model_walks_per_1k", "cycles_per_access", "model_preset"]
-MLP = {"name": "mlp", "binary": "mlp", "columns": MLP_COLUMNS,
-       "key": ["backing", "chains", "wss_bytes"], "metric": "ns_per_access",
-       "lower_is_better": True, "options": []}
+from test_plots import FIXTURE, REPO, RENDER  # noqa: E402
+sys.path.insert(0, os.path.join(REPO, "plots"))
+import benches  # noqa: E402
+import contract  # noqa: E402
+import make_fixture  # noqa: E402
 
 
-def mlp_rows():
-    """Two working sets, five chain counts; devzero slower than thp."""
-    out = []
-    for b, kb, ns in (("devzero", 4, 120.0), ("thp", 2048, 80.0)):
-        for wss in (16 << 20, 64 << 20):
-            for n in (1, 2, 4, 8, 16):
-                v = ns * (wss >> 24) / n ** 0.8
-                out.append([b, kb, wss, n, round(v, 3), round(v * 0.9, 3),
-                            round(v * 1.2, 3), round(v * n, 3), 4096, 1, 0.02, 5,
-                            100000, "", round(900 / n, 1), "", "zen3"])
-    return out
+def bench_contract(path):
+    """The contract of bench/'s C tables (build/bench/benchtool contract)
+    written to path, so that a benchmark added there is in the run."""
+    try:
+        contract.build_benchtool(REPO)
+    except contract.ContractError as e:
+        raise unittest.SkipTest(f"{e} (make build/bench/benchtool)")
+    p = subprocess.run([os.path.join(REPO, contract.BENCHTOOL), "contract"],
+                       capture_output=True, text=True, check=True)
+    with open(path, "w") as f:
+        f.write(p.stdout)
+    return json.loads(p.stdout)
 
 
 def write_csv(path, columns, rows):
@@ -54,19 +53,26 @@ def write_csv(path, columns, rows):
 
 
 def full_run(tmp, fixture):
-    """A copy of a fixture with every benchmark's CSV, and its contract."""
+    """fixture's meta.json and, from every plot module's fixture(), its
+    benchmark's CSV with the columns of bench/'s contract (realprog's, not
+    in it, with the columns its rows have): (run, contract path)."""
     run = os.path.join(tmp, "run")
-    shutil.copytree(os.path.join(FIXTURE, fixture), run)
-    write_csv(os.path.join(run, "faultscale.csv"), faultscale.COLUMNS, faultscale.rows())
-    write_csv(os.path.join(run, "tlbreach.csv"), tlbreach.COLUMNS, tlbreach.rows())
-    write_csv(os.path.join(run, "mlp.csv"), MLP_COLUMNS, mlp_rows())
-    shutil.copy(os.path.join(HERE, "fixture-realprog", "realprog.csv"), run)
-    with open(CONTRACT) as f:
-        data = json.load(f)
-    data["benches"] += [faultscale.BENCH, tlbreach.BENCH, MLP]
+    os.makedirs(run)
+    shutil.copy(os.path.join(FIXTURE, fixture, "meta.json"), run)
     path = os.path.join(tmp, "contract.json")
-    with open(path, "w") as f:
-        json.dump(data, f)
+    data = bench_contract(path)
+    columns = {b["name"]: b["columns"] for b in data["benches"]}
+    spec = make_fixture.SPECS[fixture]
+    rng = random.Random(fixture)
+    for m in benches.modules():
+        name = m.__name__.split(".")[-1]
+        rows = m.fixture(spec, rng)
+        cols = columns.get(name) or list(rows[0])
+        with open(os.path.join(run, name + ".csv"), "w", newline="") as f:
+            # a column the module writes that the contract lacks is an error
+            w = csv.DictWriter(f, cols, restval="", lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
     return run, path
 
 
@@ -123,10 +129,10 @@ class Reordered(unittest.TestCase):
         rc, before, err = render(run, path)
         self.assertEqual((rc, err), (0, ""), before[-2000:])
         want = outputs(run)
-        # every benchmark's figure was drawn, so each is compared below
-        for fig in ("latency", "tlb", "bandwidth", "faults", "streamk", "faultscale",
-                    "mlp", "tlbreach", "realprog"):
-            self.assertIn(fig + ".svg", want)
+        # every plot module's figures were drawn, so each is compared below
+        for m in benches.modules():
+            for fig in m.FIGURES:
+                self.assertIn(fig + ".svg", want)
         with open(path) as f:
             data = json.load(f)
         for bench in data["benches"]:
@@ -148,6 +154,25 @@ class Reordered(unittest.TestCase):
             with open(os.path.join(run, name), newline="") as f:
                 columns = next(csv.reader(f))
         return rewrite(run, name, order=reorder(columns))
+
+    @staticmethod
+    def renamed(run, name, columns):
+        """Every column that plots/ does not name renamed: a quoted name in
+        a plot module, .gp or shared module there is one it may read."""
+        with open(os.path.join(run, name), newline="") as f:
+            header = next(csv.reader(f))
+        text = ""
+        for folder, _, files in os.walk(os.path.join(REPO, "plots")):
+            for fn in files:
+                if fn.endswith((".py", ".gp")):
+                    with open(os.path.join(folder, fn)) as f:
+                        text += f.read()
+        unread = {c: c + "_renamed" for c in header
+                  if not re.search(r"[\"']%s[\"']" % re.escape(c), text)}
+        return rewrite(run, name, rename=unread)
+
+    def test_renamed_unread_columns_change_nothing(self):
+        self.check("kvm", self.renamed)
 
     def test_reordered_columns_change_nothing(self):
         for fixture in ("kvm", "tcg"):
