@@ -171,13 +171,13 @@ class Reordered(unittest.TestCase):
                   if not re.search(r"[\"']%s[\"']" % re.escape(c), text)}
         return rewrite(run, name, rename=unread)
 
+    # one fixture each, to keep the suite short: kvm has both hop kinds
+    # (the hop column) and counters, tcg the figures of a run without them
     def test_renamed_unread_columns_change_nothing(self):
-        self.check("kvm", self.renamed)
+        self.check("tcg", self.renamed)
 
     def test_reordered_columns_change_nothing(self):
-        for fixture in ("kvm", "tcg"):
-            with self.subTest(fixture=fixture):
-                self.check(fixture, self.reordered)
+        self.check("kvm", self.reordered)
 
 
 if __name__ == "__main__":
