@@ -104,20 +104,26 @@ def headers(text):
 
 
 def read_cover(path):
-    """(name, email, date, message) of kernel/patches/0000-*: the message
-    is the subject without its [PATCH 0/N] and the text up to the
-    shortlog (an "Author (N):" line), which format-patch writes anew."""
+    """(name, email, date, message, prefix) of kernel/patches/0000-*: the
+    message is the subject without its [PATCH 0/N] and the text up to the
+    shortlog (an "Author (N):" line), which format-patch writes anew; the
+    prefix is what that bracket says before 0/N ("RFC PATCH v3")."""
     with open(path) as f:
         hdr, body = headers(f.read())
     m = re.match(r"(.*?)\s*<(.+)>$", hdr.get("From", ""))
     if not m or "Date" not in hdr or "Subject" not in hdr:
         raise SeriesError("%s: no From:, Date: or Subject: header" % path)
-    subject = re.sub(r"^\[PATCH[^\]]*\]\s*", "", hdr["Subject"])
+    bracket = re.match(r"^\[([^\]]*?PATCH[^\]]*?)\s*(?:\d+/\d+)?\]\s*",
+                       hdr["Subject"])
+    if not bracket:
+        raise SeriesError("%s: the subject has no [PATCH 0/N] bracket" % path)
+    subject = hdr["Subject"][bracket.end():]
     short = re.search(r"\n\n[^\n]+ \(\d+\):\n  ", "\n" + body)
     if not short:
         raise SeriesError("%s: no shortlog ('Name (N):') after the text" % path)
     text = ("\n" + body)[:short.start()].strip("\n")
-    return m.group(1), m.group(2), hdr["Date"], "%s\n\n%s\n" % (subject, text)
+    return (m.group(1), m.group(2), hdr["Date"], "%s\n\n%s\n" % (subject, text),
+            bracket.group(1))
 
 
 def series_patches(folder):
@@ -182,7 +188,10 @@ def make_tree(force):
     if len(covers) != 1:
         raise SeriesError("kernel/patches needs one 0000-*.patch cover letter, has %d"
                           % len(covers))
-    name, email, cdate, message = read_cover(covers[0])
+    name, email, cdate, message, prefix = read_cover(covers[0])
+    # format-patch's --subject-prefix from the tree's config: the series'
+    # version goes back out as it came in (set another for the next one)
+    git("config", "format.subjectPrefix", prefix)
     who = ident(name, email, cdate)
     tree = git("rev-parse", "HEAD^{tree}").stdout.strip()
     cover = git("commit-tree", tree, "-p", "HEAD", stdin=message, env=who).stdout.strip()
@@ -312,7 +321,9 @@ def rebase_deltas(new, tmp):
                     f.write(new[name])
             parent = replay(rev, parent, path, index, name)
             if own:
-                written[name] = git(*FORMAT, "--stdout", "-1", parent).stdout
+                # deltas are not the series: no RFC or version in their subject
+                written[name] = git(*FORMAT, "--subject-prefix=PATCH", "--stdout", "-1",
+                                    parent).stdout
         series = os.path.join(KERNEL, folder, "series")
         if os.path.exists(series):
             text = read(series)
