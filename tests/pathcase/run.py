@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Path clients: what each way to give huge pages to an unmodified program
+that maps a path needs, shown in the guest as an unprivileged user.
+
+The programs are real and unmodified: Debian's QEMU (memory-backend-file,
+mem-path=PATH, prealloc, -S) and fio (iomem=mmaphuge:PATH and friends),
+bundled with their libraries and unpacked in the guest.  job.sh runs each
+through asuser (uid 1000, no groups) and reads the mapping's smaps; this
+file holds what every way must show, checks it and prints the table:
+
+  way                      root  mount  wrapper  code
+  /dev/hugetlb             no    no     no       no
+  hugetlbfs /dev/hugepages yes   yes    no       no   (user cannot create a file)
+  memfd /proc/self/fd/N    no    no     yes      no
+  THP, /dev/zero private   only if enabled=never (QEMU advises; fio cannot)
+  THP, /dev/zero shared    yes (shmem_enabled)
+
+Huge pages are counted from smaps (Shared_Hugetlb + Private_Hugetlb,
+AnonHugePages, ShmemPmdMapped of the mapping of the buffer's exact size),
+never taken from a call's success.  --device /dev/zero puts /dev/zero
+where the node was: the device rows must then fail (that is how the test
+was seen to fail).  Ends with "N passed, N failed, N skipped".
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "..", "bench"))
+from harness import Tally  # noqa: E402
+from contract import GUEST_FILES, QEMU_EXIT_REASON  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+OUT = os.path.join(ROOT, "build", "pathcase")
+QEMU = "/usr/bin/qemu-system-x86_64"
+QEMU_TCG = "/usr/lib/x86_64-linux-gnu/qemu/accel-tcg-x86_64.so"
+FIO = "/usr/bin/fio"
+QEMU_KB, FIO_KB = 42 * 1024, 6 * 1024   # job.sh's QMB and FMB
+
+# Each run of job.sh: (what it must show, its check on
+# (state, hugetlb_kb, anonhuge_kb, shmempmd_kb), the buffer's size).
+HUGETLB = ("mapped on huge pages (Hugetlb = size)",
+           lambda s, h, a, m, kb: s == "mapped" and h == kb)
+REFUSED = ("refused: the program exits", lambda s, h, a, m, kb: s == "exited")
+THP = ("mapped, some AnonHugePages", lambda s, h, a, m, kb: s == "mapped" and a > 0 and h == 0)
+NO_THP = ("mapped, no huge pages", lambda s, h, a, m, kb: s == "mapped" and h == a == m == 0)
+SHMEM_THP = ("mapped, some ShmemPmdMapped", lambda s, h, a, m, kb: s == "mapped" and m > 0)
+EXPECT = {
+    "dev-qemu": HUGETLB, "dev-fio": HUGETLB,
+    "hugetlbfs-qemu-user": REFUSED, "hugetlbfs-fio-user": REFUSED,
+    "hugetlbfs-qemu-dir": HUGETLB, "hugetlbfs-fio-dir": HUGETLB,
+    "memfd-qemu-nowrap": REFUSED, "memfd-qemu": HUGETLB,
+    "memfd-fio-nowrap": REFUSED, "memfd-fio": HUGETLB,
+    "thp-qemu-private": THP, "thp-fio-private": REFUSED,
+    "thp-qemu-private-never": NO_THP,
+    "thp-qemu-shared": NO_THP, "thp-fio-shared": NO_THP,
+    "thp-qemu-shared-always": SHMEM_THP, "thp-fio-shared-always": SHMEM_THP,
+    "own-qemu": HUGETLB, "own-fio": HUGETLB,
+}
+
+# The table: each way, what it needs (root, a mount, a wrapper, a code
+# change) and the runs that prove it for QEMU and for fio.
+TABLE = [
+    ("/dev/hugetlb (path only)", "no", "no", "no", "no",
+     "dev-qemu", "dev-fio"),
+    ("hugetlbfs at /dev/hugepages, 0755 root", "yes*", "yes", "no", "no",
+     "hugetlbfs-qemu-dir", "hugetlbfs-fio-dir"),
+    ("memfd as /proc/self/fd/N", "no", "no", "yes", "no",
+     "memfd-qemu", "memfd-fio"),
+    ("THP: /dev/zero MAP_PRIVATE", "no**", "no", "no", "no",
+     "thp-qemu-private", "thp-fio-private"),
+    ("THP: /dev/zero MAP_SHARED (shmem)", "yes***", "no", "no", "no",
+     "thp-qemu-shared-always", "thp-fio-shared-always"),
+    ("the program's own option (no path)", "no", "no", "no", "yes****",
+     "own-qemu", "own-fio"),
+]
+NOTES = """\
+*    as the user, creating the file fails (QEMU: %(qemu_err)s; fio: %(fio_err)s);
+     root had to: %(root)s
+**   with enabled=madvise and QEMU's MADV_HUGEPAGE; enabled=never (root) gives none;
+     fio maps /dev/zero privately only after ftruncate(), which fails: %(thp_fio_err)s
+***  shmem_enabled=%(shmem_default)s gives none; root set it to always
+**** QEMU memory-backend-memfd,hugetlb=on,hugetlbsize=2M; fio iomem=mmaphuge with no file (MAP_HUGETLB)"""
+
+
+def bundle(out):
+    """QEMU, its TCG module, fio and every library ldd names for them, as a
+    tar to unpack at / in the guest; None and why when one is missing."""
+    for f in (QEMU, QEMU_TCG, FIO):
+        if not os.path.exists(f):
+            return None, ("%s is missing: run 'make deps' (apt-get install qemu-system-x86 "
+                          "fio)" % f)
+    r = subprocess.run(["ldd", QEMU, QEMU_TCG, FIO], capture_output=True, text=True)
+    libs = sorted(set(re.findall(r"\s(/\S+) \(0x", r.stdout)))
+    tar = os.path.join(out, "pathcase.tar")
+    r = subprocess.run(["tar", "-chf", tar, "-P", QEMU, QEMU_TCG, FIO] + libs,
+                       capture_output=True, text=True)
+    return (tar, "") if r.returncode == 0 else (None, "tar: " + r.stderr[-300:])
+
+
+def build_helpers(t, out):
+    progs = []
+    for name in ("asuser", "hugememfd"):
+        exe = os.path.join(out, name)
+        r = subprocess.run(["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror", "-o", exe,
+                            os.path.join(HERE, name + ".c")], capture_output=True, text=True)
+        if not t.record("build %s (static)" % name, r.returncode == 0, r.stderr[-300:]):
+            return None
+        progs.append(exe)
+    return progs
+
+
+def boot(args, adds):
+    argv = [os.path.join(ROOT, "run-qemu.sh"), "--kernel", args.kernel, "--initrd",
+            args.initrd, "--timeout", str(args.timeout), "--hugepages", "64",
+            "--console-log", os.path.join(OUT, "console.log")]
+    for a in adds:
+        argv += ["--add", a]
+    argv += ["--", "sh", "/add/job.sh", args.device]
+    start = time.time()
+    r = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True,
+                       timeout=args.timeout + 120)
+    with open(os.path.join(OUT, "guest.out"), "w") as f:
+        f.write(r.stdout + "\n---- stderr ----\n" + r.stderr)
+    return r, time.time() - start
+
+
+def parse(text):
+    rows, facts = {}, {"root": []}
+    for line in text.splitlines():
+        m = re.match(r"^@@row (\S+) (\S+) (\d+) (\d+) (\d+) (\d+) \| ?(.*)$", line)
+        if m:
+            rows[m.group(1)] = (m.group(2),) + tuple(int(x) for x in m.group(3, 4, 5, 6)) + (
+                m.group(7),)
+        elif line.startswith("@@root "):
+            facts["root"].append(line[7:])
+        elif line.startswith("@@"):
+            key, _, rest = line[2:].partition(" ")
+            facts[key] = facts.get(key, "") + rest
+    return rows, facts
+
+
+def check(t, rows, facts):
+    for name, (want, ok) in EXPECT.items():
+        kb = QEMU_KB if "qemu" in name else FIO_KB
+        if name not in rows:
+            t.record("%s: %s" % (name, want), False, "no row: the job did not get that far")
+            continue
+        state, rss, h, a, m, err = rows[name]
+        t.record("%s: %s" % (name, want), ok(state, h, a, m, kb),
+                 "%s, Rss %d kB, Hugetlb %d kB, AnonHugePages %d kB, ShmemPmdMapped %d kB%s"
+                 % (state, rss, h, a, m, "; " + err if err else ""))
+    t.record("the clients ran as uid 1000, not root",
+             re.match(r"uid=1000\(\w+\) gid=1000\(\w+\)( groups=1000\(\w+\))?$",
+                      facts.get("as", "").strip()) is not None, facts.get("as", ""))
+    t.record("/dev/hugepages as systemd mounts it: root, 0755",
+             facts.get("mount", "").strip() == "root 755", facts.get("mount", ""))
+    t.record("QEMU's mem-path=DIR file is unlinked while QEMU runs (0 files)",
+             facts.get("during", "").split()[-1:] == ["0"], facts.get("during", ""))
+    t.record("fio left the node in place (it unlinks only a file it created)",
+             facts.get("node-after-fio", "").startswith("c"), facts.get("node-after-fio", ""))
+    t.record("fio unlinked the file it created on hugetlbfs",
+             facts.get("files-left-by-fio", "").strip() == "0", facts.get("files-left-by-fio", ""))
+
+
+def table(rows, facts):
+    def cell(name):
+        r = rows.get(name)
+        if r is None:
+            return "not run"
+        if r[0] != "mapped":
+            return "fails"
+        return "%d/%d kB %s" % (max(r[2], r[3], r[4]), QEMU_KB if "qemu" in name else FIO_KB,
+                                "hugetlb" if r[2] else "THP" if r[3] or r[4] else "4 kB")
+    lines = ["%-40s %-6s %-5s %-7s %-8s %-22s %s" % (
+        "way (as uid 1000)", "root", "mount", "wrapper", "code", "QEMU", "fio")]
+    for way, root, mount, wrap, code, q, f in TABLE:
+        lines.append("%-40s %-6s %-5s %-7s %-8s %-22s %s" % (
+            way, root, mount, wrap, code, cell(q), cell(f)))
+    def err(name):
+        """The reason a refused run gave, short: QEMU's message, fio's
+        function and errno."""
+        text = (rows.get(name) or ("",) * 6)[5]
+        m = re.search(r"func=([^,]+), error=([^)]+)", text)
+        return "%s: %s" % m.groups() if m else re.sub(r"^\S+: ", "", text)[:80] or "?"
+    shmem = re.search(r"shmem_enabled: .*\[(\w+)\]", facts.get("thp", ""))
+    lines.append(NOTES % {"qemu_err": err("hugetlbfs-qemu-user"),
+                          "fio_err": err("hugetlbfs-fio-user"),
+                          "root": "; ".join(facts["root"][:4]),
+                          "thp_fio_err": err("thp-fio-private"),
+                          "shmem_default": shmem.group(1) if shmem else "?"})
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kernel", default=GUEST_FILES["x86_64"][0])
+    ap.add_argument("--initrd", default=GUEST_FILES["x86_64"][1])
+    ap.add_argument("--device", default="/dev/hugetlb",
+                    help="the node to test; /dev/zero shows the device rows fail")
+    ap.add_argument("--timeout", type=int, default=900)
+    args = ap.parse_args()
+    t = Tally()
+    os.makedirs(OUT, exist_ok=True)
+    tar, why = bundle(OUT)
+    if tar is None:
+        t.record("path clients in the guest", True, why, skip=True)
+        return t.summary("pathcase: ")
+    helpers = build_helpers(t, OUT)
+    if helpers is None:
+        return t.summary("pathcase: ")
+    r, took = boot(args, helpers + [tar, os.path.join(HERE, "job.sh")])
+    rows, facts = parse(r.stdout)
+    check(t, rows, facts)
+    t.record("guest job exits 0", r.returncode == 0, "exit %d %s%s" % (
+        r.returncode, QEMU_EXIT_REASON.get(r.returncode, ""), r.stderr[-500:] if r.returncode else ""))
+    text = table(rows, facts)
+    with open(os.path.join(OUT, "table.txt"), "w") as f:
+        f.write(text + "\n")
+    print(text)
+    print("pathcase: one boot, %.0f s wall time (TCG, this host's load); output in %s"
+          % (took, os.path.join(OUT, "guest.out")), flush=True)
+    return t.summary("pathcase: ")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
