@@ -294,7 +294,8 @@ def main():
         suite_with_summary(tally, "reliability and security in the guest", reliability, 3600)
         suite_with_summary(tally, "path clients in the guest",
                            ["python3", "tests/pathcase/run.py", "--kernel", args.kernel,
-                            "--initrd", args.initrd, "--timeout", "900" if normal else "1800"],
+                            "--initrd", args.initrd, "--timeout", "900" if normal else "1800",
+                            "--wait", "90" if normal else "300"],
                            2000)
         if normal:
             check_regression(tally)

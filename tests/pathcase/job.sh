@@ -5,8 +5,10 @@
 # huge pages, run as the unprivileged user 1000 through asuser, with what
 # root had to do before it said on the "@@root" lines.
 #
-#   job.sh DEVICE      DEVICE: the node under test (/dev/hugetlb; run.py
-#                      --device /dev/zero shows the test fail without it)
+#   job.sh DEVICE [WAIT]
+#     DEVICE: the node under test (/dev/hugetlb; run.py --device /dev/zero
+#     shows the test fail without it); WAIT: seconds a program may take to
+#     populate its mapping (default 90; a debug kernel needs more)
 #
 # One "@@row NAME STATE RSS_KB HUGETLB_KB ANONHUGE_KB SHMEMPMD_KB | ERR"
 # line per run, from the smaps of the program's mapping of the buffer's
@@ -16,7 +18,7 @@
 # success of a call.
 dev=${1:-/dev/hugetlb}
 U=1000
-WAIT=90
+WAIT=${2:-90}
 QMB=42 # QEMU's backend: 21 x 2 MB, a size no other QEMU mapping has
 FMB=6  # fio's buffer (bs): 3 x 2 MB
 tar -xf /add/pathcase.tar -C /
@@ -45,6 +47,7 @@ vma_kb() {
 try() {
 	name=$1 want=$(($2 * 1024)) prog=$3
 	shift 3
+	t0=$(cut -d. -f1 /proc/uptime)
 	asuser $U $U "$@" >"/tmp/$name.out" 2>&1 &
 	pid=$!
 	state=exited v="0 0 0 0" i=0
@@ -70,6 +73,7 @@ try() {
 	err=$(grep -iE 'error|denied|invalid|no such|fail' "/tmp/$name.out" | tail -n 1)
 	[ -n "$err" ] || err=$(grep -v '^$' "/tmp/$name.out" | tail -n 1)
 	echo "@@row $name $state $v | $err"
+	echo "@@took $name $(($(cut -d. -f1 /proc/uptime) - t0)) s"
 	DURING=
 }
 

@@ -9,12 +9,13 @@ bundled with their libraries and unpacked in the guest.  job.sh runs each
 through asuser (uid 1000, no groups) and reads the mapping's smaps; this
 file holds what every way must show, checks it and prints the table:
 
-  way                      root  mount  wrapper  code
-  /dev/hugetlb             no    no     no       no
-  hugetlbfs /dev/hugepages yes   yes    no       no   (user cannot create a file)
-  memfd /proc/self/fd/N    no    no     yes      no
-  THP, /dev/zero private   only if enabled=never (QEMU advises; fio cannot)
-  THP, /dev/zero shared    yes (shmem_enabled)
+  way                       root  mount  wrapper  code
+  /dev/hugetlb              no    no     no       no
+  hugetlbfs /dev/hugepages  yes   yes    no       no   (user cannot create a file)
+  memfd /proc/self/fd/N     no    no     yes      no
+  THP, /dev/zero private    no with enabled=madvise for QEMU (it advises);
+                            fio cannot map /dev/zero privately
+  THP, /dev/zero shared     yes (shmem_enabled)
 
 Huge pages are counted from smaps (Shared_Hugetlb + Private_Hugetlb,
 AnonHugePages, ShmemPmdMapped of the mapping of the buffer's exact size),
@@ -63,29 +64,23 @@ EXPECT = {
     "own-qemu": HUGETLB, "own-fio": HUGETLB,
 }
 
-# The table: each way, what it needs (root, a mount, a wrapper, a code
-# change) and the runs that prove it for QEMU and for fio.
+# The table, as the cover letter prints it: each way, what it needs
+# (root, a mount, a wrapper, a code change; [n] is a note there) and the
+# runs that show it for QEMU and for fio.  The checks above prove the
+# "needs": a refused run as the user before root's step or without the
+# wrapper, a mapped one after.
 TABLE = [
-    ("/dev/hugetlb (path only)", "no", "no", "no", "no",
-     "dev-qemu", "dev-fio"),
-    ("hugetlbfs at /dev/hugepages, 0755 root", "yes*", "yes", "no", "no",
+    ("/dev/hugetlb", "no", "no", "no", "no", "", "dev-qemu", "dev-fio"),
+    ("hugetlbfs at /dev/hugepages", "yes", "yes", "no", "no", "[1]",
      "hugetlbfs-qemu-dir", "hugetlbfs-fio-dir"),
-    ("memfd as /proc/self/fd/N", "no", "no", "yes", "no",
-     "memfd-qemu", "memfd-fio"),
-    ("THP: /dev/zero MAP_PRIVATE", "no**", "no", "no", "no",
+    ("memfd as /proc/self/fd/N", "no", "no", "yes", "no", "[2]", "memfd-qemu", "memfd-fio"),
+    ("THP, /dev/zero MAP_PRIVATE", "[3]", "no", "no", "no", "[3]",
      "thp-qemu-private", "thp-fio-private"),
-    ("THP: /dev/zero MAP_SHARED (shmem)", "yes***", "no", "no", "no",
+    ("THP, /dev/zero MAP_SHARED", "yes", "no", "no", "no", "[4]",
      "thp-qemu-shared-always", "thp-fio-shared-always"),
-    ("the program's own option (no path)", "no", "no", "no", "yes****",
-     "own-qemu", "own-fio"),
+    ("the program's own option", "no", "no", "no", "yes", "[5]", "own-qemu", "own-fio"),
 ]
-NOTES = """\
-*    as the user, creating the file fails (QEMU: %(qemu_err)s; fio: %(fio_err)s);
-     root had to: %(root)s
-**   with enabled=madvise and QEMU's MADV_HUGEPAGE; enabled=never (root) gives none;
-     fio maps /dev/zero privately only after ftruncate(), which fails: %(thp_fio_err)s
-***  shmem_enabled=%(shmem_default)s gives none; root set it to always
-**** QEMU memory-backend-memfd,hugetlb=on,hugetlbsize=2M; fio iomem=mmaphuge with no file (MAP_HUGETLB)"""
+ROW = "%-30s%-5s%-6s%-5s%-6s%-9s%-8s%s"
 
 
 def bundle(out):
@@ -121,7 +116,7 @@ def boot(args, adds):
             "--console-log", os.path.join(OUT, "console.log")]
     for a in adds:
         argv += ["--add", a]
-    argv += ["--", "sh", "/add/job.sh", args.device]
+    argv += ["--", "sh", "/add/job.sh", args.device, str(args.wait)]
     start = time.time()
     r = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True,
                        timeout=args.timeout + 120)
@@ -139,6 +134,8 @@ def parse(text):
                 m.group(7),)
         elif line.startswith("@@root "):
             facts["root"].append(line[7:])
+        elif line.startswith("@@took "):
+            facts.setdefault("took", []).append(line[7:])
         elif line.startswith("@@"):
             key, _, rest = line[2:].partition(" ")
             facts[key] = facts.get(key, "") + rest
@@ -162,39 +159,60 @@ def check(t, rows, facts):
              facts.get("mount", "").strip() == "root 755", facts.get("mount", ""))
     t.record("QEMU's mem-path=DIR file is unlinked while QEMU runs (0 files)",
              facts.get("during", "").split()[-1:] == ["0"], facts.get("during", ""))
+    m = re.match(r"free (\d+) of (\d+)$", facts.get("pool", "").strip())
+    t.record("the pool is full again after the last client",
+             m is not None and m.group(1) == m.group(2), facts.get("pool", ""))
     t.record("fio left the node in place (it unlinks only a file it created)",
              facts.get("node-after-fio", "").startswith("c"), facts.get("node-after-fio", ""))
     t.record("fio unlinked the file it created on hugetlbfs",
              facts.get("files-left-by-fio", "").strip() == "0", facts.get("files-left-by-fio", ""))
 
 
-def table(rows, facts):
-    def cell(name):
-        r = rows.get(name)
-        if r is None:
-            return "not run"
-        if r[0] != "mapped":
-            return "fails"
-        return "%d/%d kB %s" % (max(r[2], r[3], r[4]), QEMU_KB if "qemu" in name else FIO_KB,
-                                "hugetlb" if r[2] else "THP" if r[3] or r[4] else "4 kB")
-    lines = ["%-40s %-6s %-5s %-7s %-8s %-22s %s" % (
-        "way (as uid 1000)", "root", "mount", "wrapper", "code", "QEMU", "fio")]
-    for way, root, mount, wrap, code, q, f in TABLE:
-        lines.append("%-40s %-6s %-5s %-7s %-8s %-22s %s" % (
-            way, root, mount, wrap, code, cell(q), cell(f)))
+def cell(rows, name):
+    """What one run got: hugetlb or THP for all of the buffer, 4kB pages,
+    part of it huge, or fails (the program exited)."""
+    r = rows.get(name)
+    if r is None:
+        return "not run"
+    state, _, h, a, m, _ = r
+    kb = QEMU_KB if "qemu" in name else FIO_KB
+    if state == "exited":
+        return "fails"
+    if state != "mapped":
+        return state
+    if h == kb:
+        return "hugetlb"
+    if max(a, m) == kb:
+        return "THP"
+    return "part" if h or a or m else "4kB"
+
+
+def table(rows):
+    lines = [(ROW % ("", "needs", "", "", "", "as uid 1000", "", "")).rstrip(),
+             ROW % ("way", "root", "mount", "wrap", "code", "QEMU", "fio", "")]
+    for way, root, mount, wrap, code, note, q, f in TABLE:
+        lines.append((ROW % (way, root, mount, wrap, code, cell(rows, q), cell(rows, f),
+                             note)).rstrip())
+    return "\n".join(l.rstrip() for l in lines)
+
+
+def details(rows, facts):
+    """What the notes of the table rest on, from this run."""
     def err(name):
         """The reason a refused run gave, short: QEMU's message, fio's
         function and errno."""
         text = (rows.get(name) or ("",) * 6)[5]
         m = re.search(r"func=([^,]+), error=([^)]+)", text)
         return "%s: %s" % m.groups() if m else re.sub(r"^\S+: ", "", text)[:80] or "?"
-    shmem = re.search(r"shmem_enabled: .*\[(\w+)\]", facts.get("thp", ""))
-    lines.append(NOTES % {"qemu_err": err("hugetlbfs-qemu-user"),
-                          "fio_err": err("hugetlbfs-fio-user"),
-                          "root": "; ".join(facts["root"][:4]),
-                          "thp_fio_err": err("thp-fio-private"),
-                          "shmem_default": shmem.group(1) if shmem else "?"})
-    return "\n".join(lines)
+    return "\n".join([
+        "as uid 1000 on /dev/hugepages: QEMU %s; fio %s" % (
+            err("hugetlbfs-qemu-user"), err("hugetlbfs-fio-user")),
+        "root had to: " + "; ".join(facts["root"][:4]),
+        "without the wrapper: QEMU %s; fio %s" % (
+            err("memfd-qemu-nowrap"), err("memfd-fio-nowrap")),
+        "fio on /dev/zero, private: " + err("thp-fio-private"),
+        "THP settings: " + facts.get("thp", "?"),
+        "guest time per run: " + ", ".join(facts.get("took", []))])
 
 
 def main():
@@ -203,7 +221,9 @@ def main():
     ap.add_argument("--initrd", default=GUEST_FILES["x86_64"][1])
     ap.add_argument("--device", default="/dev/hugetlb",
                     help="the node to test; /dev/zero shows the device rows fail")
-    ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--timeout", type=int, default=900, help="for the whole boot")
+    ap.add_argument("--wait", type=int, default=90,
+                    help="seconds each program may take to populate its mapping")
     args = ap.parse_args()
     t = Tally()
     os.makedirs(OUT, exist_ok=True)
@@ -219,10 +239,11 @@ def main():
     check(t, rows, facts)
     t.record("guest job exits 0", r.returncode == 0, "exit %d %s%s" % (
         r.returncode, QEMU_EXIT_REASON.get(r.returncode, ""), r.stderr[-500:] if r.returncode else ""))
-    text = table(rows, facts)
+    text = table(rows)
     with open(os.path.join(OUT, "table.txt"), "w") as f:
         f.write(text + "\n")
     print(text)
+    print(details(rows, facts))
     print("pathcase: one boot, %.0f s wall time (TCG, this host's load); output in %s"
           % (took, os.path.join(OUT, "guest.out")), flush=True)
     return t.summary("pathcase: ")
