@@ -14,7 +14,7 @@
 # line per run, from the smaps of the program's mapping of the buffer's
 # exact size: STATE is "mapped" (all of it populated), "partial" (running,
 # not all populated after $WAIT s) or "exited" (the program failed; ERR
-# is its last line of output).  Huge pages are what smaps says, never the
+# is the line of its output that says why, or its last line).  Huge pages are what smaps says, never the
 # success of a call.
 dev=${1:-/dev/hugetlb}
 U=1000
@@ -23,7 +23,7 @@ QMB=42 # QEMU's backend: 21 x 2 MB, a size no other QEMU mapping has
 FMB=6  # fio's buffer (bs): 3 x 2 MB
 tar -xf /add/pathcase.tar -C /
 export QEMU_MODULE_DIR=/usr/lib/x86_64-linux-gnu/qemu
-cd /tmp
+cd /tmp || exit 1
 
 # RSS HUGETLB ANONHUGE SHMEMPMD (kB) of the mappings of exactly SIZE_KB
 # in the processes PID...
@@ -51,9 +51,10 @@ try() {
 	asuser $U $U "$@" >"/tmp/$name.out" 2>&1 &
 	pid=$!
 	state=exited v="0 0 0 0" i=0
-	while [ $i -lt $WAIT ] && kill -0 $pid 2>/dev/null; do
+	while [ $i -lt "$WAIT" ] && kill -0 $pid 2>/dev/null; do
 		# shellcheck disable=SC2046 # fio's job is a child of fio
 		v=$(vma_kb $want $(pidof "$prog"))
+		# shellcheck disable=SC2086 # the four numbers, as words
 		set -- $v
 		if [ $(($1 + $2)) -ge $want ]; then
 			state=mapped
@@ -114,9 +115,9 @@ fio_ hugetlbfs-fio-user mmaphuge:/dev/hugepages/fio.buf
 root mkdir /dev/hugepages/u$U
 root chown $U:$U /dev/hugepages/u$U
 obj="memory-backend-file,mem-path=/dev/hugepages/u$U,share=on"
-DURING="ls -A /dev/hugepages/u$U | wc -l" qemu hugetlbfs-qemu-dir
+DURING="find /dev/hugepages/u$U -mindepth 1 | wc -l" qemu hugetlbfs-qemu-dir
 fio_ hugetlbfs-fio-dir "mmaphuge:/dev/hugepages/u$U/fio.buf"
-echo "@@files-left-by-fio $(ls -A /dev/hugepages/u$U | wc -l)"
+echo "@@files-left-by-fio $(find /dev/hugepages/u$U -mindepth 1 | wc -l)"
 
 # (c) memfd_create(MFD_HUGETLB) as /proc/self/fd/3: only with a wrapper
 # that made it.
