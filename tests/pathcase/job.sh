@@ -105,7 +105,8 @@ qemu dev-qemu
 fio_ dev-fio "mmaphuge:$dev"
 echo "@@node-after-fio $(ls -l "$dev" 2>&1)"
 
-# (b) hugetlbfs where systemd mounts it: root-owned, mode 0755.
+# (b) hugetlbfs as systemd's dev-hugepages.mount mounts it (systemd 252,
+# Debian 12): at /dev/hugepages with no options, so root-owned, 0755.
 root mkdir -p /dev/hugepages
 root mount -t hugetlbfs hugetlbfs /dev/hugepages
 echo "@@mount $(stat -c '%U %a' /dev/hugepages)"
