@@ -21,6 +21,7 @@ U=1000
 WAIT=${2:-90}
 QMB=42 # QEMU's backend: 21 x 2 MB, a size no other QEMU mapping has
 FMB=6  # fio's buffer (bs): 3 x 2 MB
+echo "@@uptime $(cut -d' ' -f1 /proc/uptime) s at the job's start,"
 tar -xf /add/pathcase.tar -C /
 export QEMU_MODULE_DIR=/usr/lib/x86_64-linux-gnu/qemu
 cd /tmp || exit 1
@@ -158,3 +159,4 @@ obj="memory-backend-memfd,hugetlb=on,hugetlbsize=2M"
 qemu own-qemu
 fio_ own-fio mmaphuge
 echo "@@pool free $(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo) of $(awk '/^HugePages_Total:/ { print $2 }' /proc/meminfo)"
+echo "@@uptime $(cut -d' ' -f1 /proc/uptime) s at its end"

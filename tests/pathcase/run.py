@@ -138,7 +138,7 @@ def parse(text):
             facts.setdefault("took", []).append(line[7:])
         elif line.startswith("@@"):
             key, _, rest = line[2:].partition(" ")
-            facts[key] = facts.get(key, "") + rest
+            facts[key] = (facts[key] + " " + rest) if key in facts else rest
     return rows, facts
 
 
@@ -212,7 +212,8 @@ def details(rows, facts):
             err("memfd-qemu-nowrap"), err("memfd-fio-nowrap")),
         "fio on /dev/zero, private: " + err("thp-fio-private"),
         "THP settings: " + facts.get("thp", "?"),
-        "guest time per run: " + ", ".join(facts.get("took", []))])
+        "guest time per run: " + ", ".join(facts.get("took", [])),
+        "guest uptime: " + facts.get("uptime", "?")])
 
 
 def main():
