@@ -28,7 +28,10 @@ arch=${1:-x86_64}
 #   cpio xz-utils rsync  tarball extraction, headers_install, the initramfs
 #   python3-ply python3-git  checkpatch.pl's SPDX check (scripts/spdxcheck.py)
 #   busybox-static     the guest's shell and tools
-#   qemu-system-x86    the guest
+#   qemu-system-x86    the guest, and a client mapping /dev/hugetlb by path
+#                      inside it (tests/reliability.py, tests/pathcase/)
+#   fio                a second real program that maps a path
+#                      (tests/pathcase/: iomem=mmaphuge:PATH in the guest)
 #   linux-perf         perf in the guest, for ad-hoc use
 #   gnuplot-nox        the figures
 #   python3            the orchestration and tests
@@ -43,7 +46,7 @@ arch=${1:-x86_64}
 #   likwid             likwid-bench, streamk's oracle natively on this x86_64
 #                      host, whatever the guest (tests/bench/test_streamk.py)
 pkgs="linux-source-6.12 gcc gcc-multilib make bc flex bison libelf-dev libssl-dev ccache lz4
-cpio xz-utils rsync busybox-static qemu-system-x86 linux-perf gnuplot-nox python3
+cpio xz-utils rsync busybox-static qemu-system-x86 fio linux-perf gnuplot-nox python3
 python3-ply python3-git patch strace debootstrap python3-yaml lava-common lavacli
 lava-dispatcher likwid"
 # lava-dispatcher pulls in about 136 packages (udev, systemd-sysv,

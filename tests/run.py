@@ -14,6 +14,9 @@ Stages, in order; a stage that cannot run counts as failed, never as passed:
   6. reliability and security in the guest (tests/reliability.py): stress,
      pool exhaustion, overcommit, permissions, cgroup limits, and the bench
      suite when a guest hangs, panics, is killed or runs out of huge pages;
+  6b. the path clients (tests/pathcase/run.py): QEMU and fio, unmodified,
+     as an unprivileged user, given huge pages through the device, a
+     hugetlbfs mount, a memfd with a wrapper and THP (both kernels);
   7. check-regression: the deterministic (icount) mmap and fault cost of
      the series against the committed baseline;
   8. the benchmark suite's guest test (tests/bench/guest_test.sh);
@@ -290,6 +293,11 @@ def main():
             guest_harness(tally, args)
         kselftests(tally, args)
         suite_with_summary(tally, "reliability and security in the guest", reliability, 3600)
+        suite_with_summary(tally, "path clients in the guest",
+                           ["python3", "tests/pathcase/run.py", "--kernel", args.kernel,
+                            "--initrd", args.initrd, "--timeout", "900" if normal else "1800",
+                            "--wait", "90" if normal else "300"],
+                           2000)
         if normal:
             check_regression(tally)
             guest_test = os.path.join(ROOT, "tests", "bench", "guest_test.sh")
