@@ -77,6 +77,7 @@ help:
 	@echo "make lava-job     LAVA job YAML for PROFILE and ARCH (qemu, and iPXE or u-boot hardware)"
 	@echo "make lava-fetch JOB=N [SERVER=URL]   rebuild results/<id>/ from a LAVA job's log"
 	@echo "make fleet-report RUNS=\"results/a results/b\"   machines side by side"
+	@echo "make test-lava    the quick job through a LAVA server and worker on loopback (minutes)"
 	@echo "ARCH=arm64        with deps, kernel, initramfs, test, soak, bench: the arm64 guest (TCG)"
 	@echo "./run-qemu.sh --help   boot the guest by hand"
 
