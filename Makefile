@@ -32,7 +32,7 @@ KERNEL_ARCH := --arch arm64
 KERNEL_CONFIGS := --config kernel/config/arm64.config
 INITRAMFS := build/initramfs-arm64.cpio
 x86_only := $(filter bench-native bench-realprog-native test-kernel-build \
-	compare check-regression record-baseline test-lava,$(MAKECMDGOALS))
+	compare check-regression record-baseline test-lava-run test-lava,$(MAKECMDGOALS))
 ifneq ($(x86_only),)
 $(error make $(x86_only) is for x86_64 only so far; with ARCH=arm64 there are: deps kernel initramfs test soak bench bench-guest)
 endif
@@ -52,7 +52,7 @@ include plots/plots.mk
 include compare/compare.mk
 include lava/lava.mk
 
-.PHONY: help deps kernel initramfs series-tree series-export test test-host test-reliability test-bench-guest test-lava test-fresh test-kernel-build bench checkpatch check-builds soak mutants-suite clean
+.PHONY: help deps kernel initramfs series-tree series-export test test-host test-reliability test-bench-guest test-lava-run test-lava test-fresh test-kernel-build bench checkpatch check-builds soak mutants-suite clean
 
 help:
 	@echo "make deps         install missing Debian packages (apt-get; needs root)"
@@ -62,7 +62,7 @@ help:
 	@echo "make initramfs    busybox, kselftests, benchmarks and perf for the guest"
 	@echo "make test         host unit tests + kselftests in the guest (DEBUG=1: debug kernel)"
 	@echo "make test-host    the host unit tests alone (ONLY=test_run_qemu,...; also test-bench, test-plots, test-compare)"
-	@echo "make test-reliability [ONLY=stress,...]   one guest suite of make test alone (also test-bench-guest, test-lava)"
+	@echo "make test-reliability [ONLY=stress,...]   one guest suite of make test alone (also test-bench-guest, test-lava-run)"
 	@echo "make test-fresh   make deps and the kernel-free suites in a new Debian 12 root (REV=...)"
 	@echo "make test-kernel-build   incremental kernel builds equal scratch ones (slow; DEBUG=1)"
 	@echo "make mutants-suite       can the host tests see a wrong number? (MUTANTS=3,5-9|word; minutes)"
@@ -114,7 +114,7 @@ test-reliability: deps
 test-bench-guest: deps
 	@tests/bench/guest_test.sh $(if $(filter arm64,$(ARCH)),--arch arm64) --kernel $(KERNEL) --initrd $(INITRAMFS)
 
-test-lava: deps
+test-lava-run: deps
 	@python3 tests/lava_run_test.py --kernel $(KERNEL) --initrd $(INITRAMFS)
 
 # Small semantic changes (tests/mutants/mutants.txt), each applied to a

@@ -112,7 +112,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ONE_TEST = ("run one test: python3 -m unittest tests.<suite>.<module>.<Class>.<test> "
             "(as a failure names it); a unit suite: make test-host|test-bench|test-plots|"
             "test-compare [ONLY=module,Class.test,word]; a guest suite: make "
-            "test-reliability [ONLY=case], test-bench-guest, test-lava")
+            "test-reliability [ONLY=case], test-bench-guest, test-lava-run")
 
 
 def unittest_counts(suite, verbosity=2, stream=None, failfast=False):
