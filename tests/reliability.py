@@ -15,7 +15,11 @@ it ran in are back where they were):
               cgroup v2 max and rsvd.max, node modes and a non-root user,
               argument errors; /dev/hugetlb and MAP_HUGETLB must agree, at
               2 MB (and one 1 GB page) on x86_64, at each of 64 kB, 2 MB,
-              32 MB and 1 GB on arm64 (hparity --every-size).  Then the
+              32 MB and 1 GB on arm64 (hparity --every-size).
+              tests/stress/hmapping.c: the mapping once made (fork,
+              populate, MAP_SYNC, rounding, maps name, the pool after
+              munmap and exit, mprotect/madvise/mremap, ia32 entry
+              points), /dev/hugetlb against MAP_HUGETLB.  Then the
               hugetlb_dev kselftest under the same guard.
   stress      tests/stress/hstress.c: seeded random operations by several
               processes for --stress-seconds, at every size with a pool
@@ -131,7 +135,7 @@ def guest_boot(t, args, name, job, pool, timeout, smp=1):
     the console and the taint are checked.  Returns the guest's output."""
     console = os.path.join(OUT, name + ".console")
     progs = [os.path.join(STRESS_BIN[args.arch], p)
-             for p in ("hguard", "hparity", "hstress", "hfuzz")]
+             for p in ("hguard", "hparity", "hmapping", "hstress", "hfuzz")]
     prologue = (
         'echo "@@ uptime at job start: $(cut -d" " -f1 /proc/uptime)"\n'
         'echo "@@ panic_on_warn at boot: $(cat /proc/sys/kernel/panic_on_warn)"\n'
@@ -159,7 +163,7 @@ def guest_boot(t, args, name, job, pool, timeout, smp=1):
     with open(os.path.join(OUT, name + ".out"), "w") as f:
         f.write(out + "\n---- stderr ----\n" + err)
     for line in out.splitlines():
-        if re.match(r"# (hstress|hparity|hguard|hfuzz|FAIL|Totals)", line):
+        if re.match(r"# (hstress|hparity|hmapping|hguard|hfuzz|FAIL|Totals)", line):
             print("  " + line, flush=True)
         m = re.match(r"^(ok|not ok) - (.*?)(?: # SKIP (.*))?$", line)
         if m:
@@ -221,7 +225,8 @@ def test_functional(t, args):
     # kselftest's own TAP lines are in build/reliability/functional.out.
     # (Nothing goes to a file: tmpfs pages count in Committed_AS.)
     every = " --every-size" if args.arch == "arm64" else ""
-    job = "hguard hparity hparity%s\nhguard hugetlb_dev /selftests/hugetlb_dev" % every
+    job = ("hguard hparity hparity%s\nhguard hmapping hmapping\n"
+           "hguard hugetlb_dev /selftests/hugetlb_dev" % every)
     timeout = 900 if args.debug else 400
     guest_boot(t, args, "functional", job, POOLS["functional", args.arch], timeout)
 
