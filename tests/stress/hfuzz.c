@@ -157,6 +157,17 @@ static int own_rule(const struct call *c)
 		return EINVAL;
 	if ((c->flags & MAP_HUGETLB) && bits && bits != log2ul(c->hps))
 		return EINVAL;
+	/*
+	 * do_mmap() refuses a zero length, the hugetlbfs address search a
+	 * misaligned MAP_FIXED, and do_mmap() a mapping type that is none of
+	 * the three, with EINVAL before or instead of the opened file's
+	 * checks: compared with MAP_HUGETLB, which fails alike.
+	 */
+	if (!c->len || c->fixed == 2 ||
+	    ((c->flags & MAP_TYPE) != MAP_PRIVATE &&
+	     (c->flags & MAP_TYPE) != MAP_SHARED &&
+	     (c->flags & MAP_TYPE) != MAP_SHARED_VALIDATE))
+		return 0;
 	/* As for /dev/zero: a writable shared mapping needs a writable fd */
 	if (((c->flags & MAP_TYPE) == MAP_SHARED ||
 	     (c->flags & MAP_TYPE) == MAP_SHARED_VALIDATE) &&
