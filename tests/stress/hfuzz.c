@@ -19,8 +19,9 @@
  * outcomes to be equal: the same errno, or two mappings of the same size,
  * alignment and permissions.  The device's own rules are applied first:
  * EINVAL for a nonzero offset or MAP_HUGE_* bits of another size, EACCES
- * for a descriptor that cannot back the mapping, EPERM for PROT_EXEC from
- * a noexec mount; those cases must fail with exactly that errno.
+ * for a read-only descriptor and a writable shared mapping (as /dev/zero),
+ * EPERM for PROT_EXEC from a noexec mount; those cases must fail with
+ * exactly that errno.
  *
  * Lengths that may allocate (MAP_POPULATE, MAP_LOCKED, writes) stay at two
  * pages.  A pair whose outcomes differ only because one side got ENOMEM
@@ -156,7 +157,21 @@ static int own_rule(const struct call *c)
 		return EINVAL;
 	if ((c->flags & MAP_HUGETLB) && bits && bits != log2ul(c->hps))
 		return EINVAL;
-	if ((c->flags & MAP_TYPE) != MAP_PRIVATE && c->oflag == O_RDONLY)
+	/*
+	 * do_mmap() refuses a zero length, the hugetlbfs address search a
+	 * misaligned MAP_FIXED, and do_mmap() a mapping type that is none of
+	 * the three, with EINVAL before or instead of the opened file's
+	 * checks: compared with MAP_HUGETLB, which fails alike.
+	 */
+	if (!c->len || c->fixed == 2 ||
+	    ((c->flags & MAP_TYPE) != MAP_PRIVATE &&
+	     (c->flags & MAP_TYPE) != MAP_SHARED &&
+	     (c->flags & MAP_TYPE) != MAP_SHARED_VALIDATE))
+		return 0;
+	/* As for /dev/zero: a writable shared mapping needs a writable fd */
+	if (((c->flags & MAP_TYPE) == MAP_SHARED ||
+	     (c->flags & MAP_TYPE) == MAP_SHARED_VALIDATE) &&
+	    c->oflag == O_RDONLY && (c->prot & PROT_WRITE))
 		return EACCES;
 	if (c->noexec && (c->prot & PROT_EXEC))
 		return EPERM;
