@@ -52,22 +52,10 @@ GB = 1 << 30
 # Where the host's /proc and /sys are read and THP is set (tests point it
 # at a fake tree).
 HOST_ROOT = "/"
-KB_64K, KB_2M, KB_32M, KB_1G = 64, 2048, 32768, 1048576
-
-# The hugetlb pool sizes each guest architecture has: with 4 KB granules
-# arm64 has 64 KB and 32 MB pages (contiguous PTEs and PMDs) besides the
-# 2 MB and 1 GB block entries.  A backing whose pool the architecture never
-# has is left out of the default list rather than recorded as skipped in
-# every run: x86 figures and meta.json would otherwise carry ten backings
-# that cannot exist there.  Named with --backings it still runs, and skips
-# saying why (bench/backing.c).
-ARCH_POOLS = {"x86_64": (KB_2M, KB_1G),
-              "arm64": (KB_64K, KB_2M, KB_32M, KB_1G)}
-# run-qemu.sh's option for each pool, and the profile key sizing it
-POOL_OPTS = {KB_64K: ("--hugepages-64k", "hugepages_64k"),
-             KB_2M: ("--hugepages", "hugepages"),
-             KB_32M: ("--hugepages-32m", "hugepages_32m"),
-             KB_1G: ("--hugepages-1g", "hugepages_1g")}
+# The page sizes the pools have, and which guest architecture has which,
+# are bench/contract.py's POOLS (arch_pools()); these name the two whose
+# sizing is special: 2 MB (realprog, guest RAM) and 1 GB (aligned RAM).
+KB_2M, KB_1G = 2048, 1048576
 # The TLB model of the arm64 guest's runs: -cpu max is no real core, and
 # the chase cannot pick a preset from a CPU the event tables do not know
 # (bench/pmu.c), so the model is the Neoverse N1's (bench/tlbmodel.c).
@@ -79,9 +67,14 @@ ARM64_NO_REALPROG = ("realprog not run on arm64: it runs Debian's x86_64 "
 
 
 def arch_backings(c, arch):
-    """The backings of c whose pool (if any) arch has, in table order."""
+    """The backings of c whose pool (if any) arch has, in table order.  A
+    backing whose pool the architecture never has is left out of the
+    default list rather than recorded as skipped in every run: x86 figures
+    and meta.json would otherwise carry ten backings that cannot exist
+    there.  Named with --backings it still runs, and skips saying why
+    (bench/backing.c)."""
     return [b["name"] for b in c.backings
-            if not b["pool_kb"] or b["pool_kb"] in ARCH_POOLS[arch]]
+            if not b["pool_kb"] or b["pool_kb"] in contract.arch_pools(arch)]
 
 # Working sets: dense near the TLB reaches (256K, 6M/8M, 64M/128M; see
 # make_sweep in runner.c for where the numbers come from).
@@ -124,7 +117,7 @@ def profile(name, mode, mem_available=None, c=None, llc=None,
     llc: the host's last-level cache in bytes (host_llc()), which sizes
     streamk natively; None in the guest or where it is unknown.
     arch: the guest's (or host's) architecture, which decides the default
-    backings (ARCH_POOLS).
+    backings (contract.arch_pools()).
     """
     guest = mode == "guest"
     if name == "tiny":
@@ -345,7 +338,7 @@ def size_pools(p, with_1g=True, together=None, mem_available=None,
     and THP working sets and room for the initramfs.  Every pool arch has
     is sized (p["hugepages_64k"] and p["hugepages_32m"] on arm64)."""
     together = together or {}
-    kbs = [kb for kb in ARCH_POOLS[arch] if with_1g or kb != KB_1G]
+    kbs = [kb for kb in contract.arch_pools(arch) if with_1g or kb != KB_1G]
     n = {kb: together.get(kb, 1) for kb in kbs}
     pages = {kb: -(-p["max_bytes"] // (kb * 1024)) for kb in kbs}
     if mem_available and sum(n[kb] * pages[kb] * kb * 1024 for kb in kbs) \
@@ -353,13 +346,14 @@ def size_pools(p, with_1g=True, together=None, mem_available=None,
         n = {kb: min(k, 1) for kb, k in n.items()}
     n[KB_2M] = max(n[KB_2M], 1)
     realprog = -(-REALPROG_POOL // (2 * MB)) if p.get(REALPROG) else 0
-    for kb in ARCH_POOLS[arch]:
-        p[POOL_OPTS[kb][1]] = n.get(kb, 0) * pages.get(kb, 0)
-    p["hugepages"] = max(p["hugepages"], realprog) + 8
-    small = sum(p[POOL_OPTS[kb][1]] * kb * 1024
-                for kb in ARCH_POOLS[arch] if kb != KB_1G)
+    for kb in contract.arch_pools(arch):
+        p[contract.POOL[kb].key] = n.get(kb, 0) * pages.get(kb, 0)
+    p2m, p1g = contract.POOL[KB_2M].key, contract.POOL[KB_1G].key
+    p[p2m] = max(p[p2m], realprog) + 8
+    small = sum(p[contract.POOL[kb].key] * kb * 1024
+                for kb in contract.arch_pools(arch) if kb != KB_1G)
     p["mem"] = "%dM" % (guest_mem(small + 2 * p["max_bytes"] + 768 * MB,
-                                  p["hugepages_1g"], arch) // MB)
+                                  p[p1g], arch) // MB)
     return p
 
 
@@ -1017,7 +1011,7 @@ def invocations(p, args, preset, benches, c):
 def parse_args(argv, c):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mode", choices=("guest", "native"), required=True)
-    ap.add_argument("--arch", choices=tuple(ARCH_POOLS),
+    ap.add_argument("--arch", choices=contract.ARCHES,
                     help="guest: the guest's architecture (default: arm64 "
                     "for a --kernel named Image*, else x86_64); native: "
                     "this host's")
@@ -1075,7 +1069,7 @@ def set_arch(ap, args):
             ap.error("--arch %s with --mode native on a %s host: native runs "
                      "measure this host; use --mode guest" % (args.arch,
                                                               host))
-        args.arch = host if host in ARCH_POOLS else "x86_64"
+        args.arch = host if host in contract.ARCHES else "x86_64"
     elif not args.arch:
         kernel = os.path.basename(args.kernel or "")
         args.arch = "arm64" if kernel.startswith("Image") else "x86_64"
@@ -1123,10 +1117,10 @@ def guest_command(p, args, runs, c):
         cmd += ["--arch", args.arch]
     # every pool of the architecture, 0 included: run-qemu.sh's own
     # defaults would otherwise fill the pools the run does not use
-    for kb in ARCH_POOLS[args.arch]:
-        opt, key = POOL_OPTS[kb]
-        if p[key] or kb != KB_1G:
-            cmd += [opt, str(p[key])]
+    for kb in contract.arch_pools(args.arch):
+        pool = contract.POOL[kb]
+        if p[pool.key] or kb != KB_1G:
+            cmd += [pool.option, str(p[pool.key])]
     cmd += ["--mem", p["mem"], "--timeout", str(p["timeout"])]
     if any(bench == "faultscale" for bench, _ in runs):
         cmd += ["--smp", str(p["smp"])]
@@ -1197,27 +1191,31 @@ def stop_signals():
 
 
 def guest_ram_on_host_pool(cmd):
-    """MB of guest RAM run-qemu.sh will take from the host's 2 MB pool
-    (--host-pages hugetlb, its default under KVM), asked with --dry-run."""
+    """(MB, page kB) of guest RAM run-qemu.sh will take from a host hugetlb
+    pool (--host-pages hugetlb, its default under KVM), from its
+    --print-config for the same options; (0, 0) for none."""
     i = cmd.index("--")
-    p = subprocess.run(cmd[:i] + ["--dry-run"] + cmd[i:], cwd=ROOT,
+    p = subprocess.run(cmd[:i] + ["--print-config"], cwd=ROOT,
                        capture_output=True, text=True)
-    if p.returncode or "host pages: hugetlb" not in p.stdout.splitlines():
-        return 0
-    m = re.search(r"memory-backend-memfd\\?,id=ram0\\?,size=(\d+)M", p.stdout)
-    return int(m.group(1)) if m else 0
+    try:
+        ram = json.loads(p.stdout)["guest_ram"] if not p.returncode else {}
+    except (ValueError, KeyError, TypeError):
+        ram = {}
+    if not ram.get("hugetlb"):
+        return 0, 0
+    return ram["size_mb"], ram["page_kb"]
 
 
 def run_guest(res, cmd, pools):
-    ram_mb = guest_ram_on_host_pool(cmd)
+    ram_mb, kb = guest_ram_on_host_pool(cmd)
     if ram_mb:
         # Room for all guest RAM on top of what the pool already lends out.
         pools.hold()
-        total = pools.read(2048)
-        free = pools.read(2048, "free_hugepages")
-        got = pools.raise_to(2048, total - free + ram_mb // 2)
-        print("bench: host 2 MB pool raised to %d for %d MB of guest RAM"
-              % (got, ram_mb))
+        total = pools.read(kb)
+        free = pools.read(kb, "free_hugepages")
+        got = pools.raise_to(kb, total - free + ram_mb * 1024 // kb)
+        print("bench: host %d kB pool raised to %d for %d MB of guest RAM"
+              % (kb, got, ram_mb))
     rc = stream_lines(cmd, res, cwd=ROOT)
     reason = contract.QEMU_EXIT_REASON.get(rc)
     if reason and rc != contract.QEMU_EXIT["USAGE"][0]:
@@ -1230,7 +1228,7 @@ def run_guest(res, cmd, pools):
 def raise_pools(res, pools, p):
     """Raises the host's pools for a native run; 1 GB pages it cannot get
     in full are given back (the 1G backings then skip, saying why)."""
-    got = pools.raise_to(2048, p["hugepages"])
+    got = pools.raise_to(KB_2M, p["hugepages"])
     if got < p["hugepages"]:
         print("bench: only %d of %d 2 MB pages" % (got, p["hugepages"]))
     if not p["hugepages_1g"]:
@@ -1269,7 +1267,7 @@ def streamk_fit_pool(res, cmd, free_2m):
 def run_native(res, cmds, pools, p, pooled):
     if pooled:
         raise_pools(res, pools, p)
-        free = pools.read(2048, "free_hugepages")
+        free = pools.read(KB_2M, "free_hugepages")
         cmds = [streamk_fit_pool(res, cmd, free) for cmd in cmds]
     else:
         print("bench: no hugetlb backing selected; pools left alone")

@@ -267,11 +267,11 @@ class TestGuestRamOnHostPages(unittest.TestCase):
                     os.path.join(d, "initrd"), "--mem", "1G",
                     "--hugepages", "8"]
             kvm = base + ["--accel", "kvm", "--", "true"]
-            self.assertEqual(run.guest_ram_on_host_pool(kvm), 1024)
+            self.assertEqual(run.guest_ram_on_host_pool(kvm), (1024, 2048))
             self.assertEqual(run.guest_ram_on_host_pool(
-                base + ["--accel", "kvm", "--host-pages", "thp", "--", "true"]), 0)
+                base + ["--accel", "kvm", "--host-pages", "thp", "--", "true"]), (0, 0))
             self.assertEqual(run.guest_ram_on_host_pool(
-                base + ["--accel", "tcg", "--", "true"]), 0)
+                base + ["--accel", "tcg", "--", "true"]), (0, 0))
 
     def test_pool_files_read(self):
         with tempfile.TemporaryDirectory() as d:

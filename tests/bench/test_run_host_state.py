@@ -113,7 +113,7 @@ class PoolDecisions(unittest.TestCase):
         # need 512 more, so the pool goes to 518
         fake = FakePools(self, {2048: 10}, {2048: 4})
         pools = fake.pools()
-        with mock.patch.object(run, "guest_ram_on_host_pool", lambda cmd: 1024), \
+        with mock.patch.object(run, "guest_ram_on_host_pool", lambda cmd: (1024, 2048)), \
                 mock.patch.object(run, "stream_lines", lambda *a, **k: 0), \
                 mock.patch("sys.stdout"):
             self.assertEqual(run.run_guest(self.res(), ["run-qemu.sh"], pools), 0)
