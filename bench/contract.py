@@ -211,6 +211,21 @@ class Contract:
         """The hugetlb pool (in kB pages) a backing draws on, 0 for none."""
         return self.backing(name)["pool_kb"]
 
+    def needs_thp(self, name):
+        """Whether a backing advises MADV_HUGEPAGE, so that a native run
+        sets the host's THP knobs for it (bench/run.py ThpSettings)."""
+        return bool(self.backing(name).get("thp"))
+
+    def arrays(self, name):
+        """How many equal arrays of whole 4 KB pages a benchmark's working
+        set is (streamk: STREAM's three); 1 where the export says none."""
+        return self.bench(name).get("arrays", 1)
+
+    def has_option(self, bench, option):
+        """Whether a benchmark takes --option (its own, not the runner's)."""
+        return any(o["name"] == option
+                   for o in self.bench(bench).get("options", ()))
+
 
 _cache = {}
 

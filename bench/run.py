@@ -128,7 +128,12 @@ def profile(name, mode, mem_available=None, c=None, llc=None,
         p = full_profile(guest, mem_available)
     else:
         raise ValueError("unknown profile %r" % name)
-    p["streamk"] = streamk_profile(name, guest, llc, p, mem_available)
+    c = c or contract.load()
+    p["streamk"] = streamk_profile(name, guest, llc, p, mem_available,
+                                   c.arrays("streamk"))
+    # its one working set is sized by the LLC, which a short 2 MB pool may
+    # not hold natively: cut to fit (fit_pool)
+    p["fit_pool"] = ("streamk",)
     p.setdefault("backings", {})["tlbreach"] = TLBREACH_BACKINGS
     add_faultscale(p, name, guest, c, arch)
     return size_pools(p, arch=arch)
@@ -141,16 +146,17 @@ def profile(name, mode, mem_available=None, c=None, llc=None,
 STREAMK_QUICK_GUEST = 24 * MB
 
 
-def streamk_profile(name, guest, llc, p, mem_available):
+def streamk_profile(name, guest, llc, p, mem_available, arrays=3):
     """streamk's arguments: STREAM's rule, --warmup 1 --reps 9 (NTIMES =
-    10), and one working set of three arrays, each 4x the last-level cache
-    where the profile and memory allow (else what fits; the binary then
-    says the rule was not met).  tiny is a smoke test, not STREAM's rule.
-    full may raise max_bytes (the pools) to reach 4x the LLC."""
+    10), and one working set of its arrays (the contract's, three), each
+    4x the last-level cache where the profile and memory allow (else what
+    fits; the binary then says the rule was not met).  tiny is a smoke
+    test, not STREAM's rule.  full may raise max_bytes (the pools) to
+    reach 4x the LLC."""
     if name == "tiny":
         return ["--sizes", "384K", "--warmup", "1", "--reps", "2"]
-    unit = 3 * 4096                             # whole 4 KB pages each
-    want = -(-12 * llc // unit) * unit if llc else None   # 3 x 4 x LLC
+    unit = arrays * 4096                        # whole 4 KB pages each
+    want = -(-4 * arrays * llc // unit) * unit if llc else None   # 4 x LLC each
     if guest:
         cap = STREAMK_QUICK_GUEST if name == "quick" else p["max_bytes"]
     elif name == "quick":
@@ -525,7 +531,8 @@ class Results:
             for k in ("warmup", "reps", "seed", "aslr_off", "cpu_pinned",
                       "timer_resolution_ns", "timer_getres_ns", "clock"):
                 m["method"].setdefault(k, val.get(k))
-            if bench == "chase":
+            # the first benchmark that models the TLB (--model) names it
+            if "model" in val and "tlb_model" not in m:
                 m["tlb_model"] = {"preset": val.get("model"),
                                   "counted_accesses": val.get("model_cap"),
                                   "warm_accesses": val.get("model_cap")}
@@ -966,12 +973,12 @@ def binary(bench, c):
 
 
 def native_binary(bench, c, bindir):
-    """bench's binary for a native run: streamk's -O3 -march=native build
-    (streamk-native, bench/bench.mk) where it is built, which STREAM's
-    rules allow and @meta streamk_build records; else binary()."""
+    """bench's binary for a native run: its build for this host's CPU,
+    <binary>-native, where bench/bench.mk built one (streamk's -O3
+    -march=native, which STREAM's rules allow and @meta streamk_build
+    records); else binary()."""
     name = binary(bench, c)
-    if bench == "streamk" and os.path.exists(
-            os.path.join(bindir, name + "-native")):
+    if os.path.exists(os.path.join(bindir, name + "-native")):
         return name + "-native"
     return name
 
@@ -986,9 +993,11 @@ def realprog_invocation(p, args):
             ["--seed", str(args.seed), "--backings", ",".join(want)])
 
 
-def bench_args(p, bench, args, preset):
+def bench_args(p, bench, args, preset, c):
+    """The profile's arguments, the seed, and the TLB model preset for a
+    benchmark that takes --model (the contract's options say which)."""
     a = profile_args(p, bench) + ["--seed", str(args.seed)]
-    if bench in ("chase", "mlp"):
+    if c.has_option(bench, "model"):
         a += ["--model", preset]
     return a
 
@@ -1002,7 +1011,7 @@ def invocations(p, args, preset, benches, c):
         if bench == REALPROG:
             out.append(realprog_invocation(p, args))
             continue
-        out.append((bench, bench_args(p, bench, args, preset) + [
+        out.append((bench, bench_args(p, bench, args, preset, c) + [
             "--backings", rotation(bench_backings(p, bench, args, c),
                                    args.rotate + i)]))
     return out
@@ -1122,7 +1131,9 @@ def guest_command(p, args, runs, c):
         if p[pool.key] or kb != KB_1G:
             cmd += [pool.option, str(p[pool.key])]
     cmd += ["--mem", p["mem"], "--timeout", str(p["timeout"])]
-    if any(bench == "faultscale" for bench, _ in runs):
+    # the CPUs a benchmark that runs tasks in parallel (--tasks) spreads over
+    if any(bench in c.bench_names() and c.has_option(bench, "tasks")
+           for bench, _ in runs):
         cmd += ["--smp", str(p["smp"])]
     if args.kernel:
         cmd += ["--kernel", args.kernel]
@@ -1244,39 +1255,44 @@ def raise_pools(res, pools, p):
             pools._write(KB_1G, pools.saved.pop(KB_1G))
 
 
-def streamk_fit_pool(res, cmd, free_2m):
-    """cmd, with streamk's working set cut to what free_2m free 2 MB pages
-    hold when the pool could not be raised far enough for it (the rows
-    and @meta streamk_llc then say STREAM's 4x rule was not met; a note
-    says why).  Other commands are returned as they are."""
-    if os.path.basename(cmd[0]) not in ("streamk", "streamk-native") or \
-            "--sizes" not in cmd:
+def fit_pool(res, bench, cmd, free_2m, arrays=1):
+    """cmd, with bench's working set (arrays equal arrays of whole 4 KB
+    pages) cut to what free_2m free 2 MB pages hold when the pool could
+    not be raised far enough for it (streamk's rows and @meta streamk_llc
+    then say STREAM's 4x rule was not met; a note says why)."""
+    if "--sizes" not in cmd:
         return cmd
     i = cmd.index("--sizes") + 1
     want = max(size_bytes(x) for x in cmd[i].split(","))
-    room = free_2m * 2 * MB // (3 * 4096) * (3 * 4096)
+    unit = arrays * 4096
+    room = free_2m * 2 * MB // unit * unit
     if want <= room:
         return cmd
-    note = ("streamk: the 2 MB pool had %d free pages, so it ran %d B of "
-            "arrays instead of %d B" % (free_2m, room, want))
+    note = ("%s: the 2 MB pool had %d free pages, so it ran %d B of "
+            "arrays instead of %d B" % (bench, free_2m, room, want))
     res.meta.setdefault("notes", []).append(note)
     print("bench: " + note)
     return cmd[:i] + [str(room)] + cmd[i + 1:]
 
 
-def run_native(res, cmds, pools, p, pooled):
+def run_native(res, runs, cmds, pools, p, pooled, c):
+    """Runs cmds (the native commands of runs) in turn, each benchmark's
+    oracle (ORACLES) after it; the profile's fit_pool benchmarks cut to
+    the 2 MB pool's free pages."""
     if pooled:
         raise_pools(res, pools, p)
         free = pools.read(KB_2M, "free_hugepages")
-        cmds = [streamk_fit_pool(res, cmd, free) for cmd in cmds]
+        cmds = [fit_pool(res, bench, cmd, free, c.arrays(bench))
+                if bench in p.get("fit_pool", ()) else cmd
+                for (bench, _), cmd in zip(runs, cmds)]
     else:
         print("bench: no hugetlb backing selected; pools left alone")
     rc = 0
-    for c in cmds:
-        r = stream_lines(c, res)
+    for (bench, _), cmd in zip(runs, cmds):
+        r = stream_lines(cmd, res)
         rc = rc or r
-        if os.path.basename(c[0]) == "chase" and not r:
-            rc = rc or check_chase_oracle(res, os.path.dirname(c[0]))
+        if bench in ORACLES and not r:
+            rc = rc or ORACLES[bench](res, os.path.dirname(cmd[0]))
     return rc
 
 
@@ -1392,6 +1408,11 @@ def check_chase_oracle(res, bindir):
     return 2 if bad else 0
 
 
+# A benchmark's independent check after its native run: 0, or an exit
+# status that fails the run.
+ORACLES = {"chase": check_chase_oracle}
+
+
 def check_exits(res, benches, rc):
     """Every benchmark must have reported a status, and each status be 0."""
     exits = [v for v in res.meta["bench_exit"].values() if v != 0]
@@ -1463,14 +1484,14 @@ def main(argv=None):
         # guest needs nothing set: it boots fresh with the project config's
         # enabled=madvise, defrag=madvise and is discarded after the run;
         # its values are recorded (thp_guest).
-        if not guest and "thp" in selected:
+        if not guest and any(c.needs_thp(b) for b in selected):
             res.meta["machine"]["thp_in_run"] = thp.apply()
             res.write_meta()
         if guest:
             rc = run_guest(res, cmds[0], pools)
         else:
-            rc = run_native(res, cmds, pools, p, needs_pools(selected, c) or
-                            REALPROG in benches)
+            rc = run_native(res, runs, cmds, pools, p,
+                            needs_pools(selected, c) or REALPROG in benches, c)
         rc = check_exits(res, benches, rc)
         if rc:
             status = "failed"

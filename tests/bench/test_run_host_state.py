@@ -125,14 +125,14 @@ class PoolDecisions(unittest.TestCase):
         # 10 free 2 MB pages: 20 MiB, cut down to whole 3 x 4 KB steps
         res = self.res()
         with mock.patch("sys.stdout"):
-            cmd = run.streamk_fit_pool(res, ["/b/streamk", "--sizes", "64M"], 10)
+            cmd = run.fit_pool(res, "streamk", ["/b/streamk", "--sizes", "64M"], 10, 3)
         room = int(cmd[2])
         self.assertEqual(room % (3 * 4096), 0)
         self.assertLessEqual(room, 20 * MB)
         self.assertGreater(room, 20 * MB - 3 * 4096)
         self.assertIn("instead of %d B" % (64 * MB), res.meta["notes"][0])
-        self.assertEqual(run.streamk_fit_pool(res, ["/b/streamk", "--sizes", "4M"],
-                                              10), ["/b/streamk", "--sizes", "4M"])
+        self.assertEqual(run.fit_pool(res, "streamk", ["/b/streamk", "--sizes", "4M"],
+                                      10, 3), ["/b/streamk", "--sizes", "4M"])
 
     def test_pool_sizes_round_up_to_whole_pages(self):
         # 3 MiB + 1 byte take two 2 MB pages and one 1 GB page (plus the
