@@ -82,6 +82,8 @@ class TestContract(unittest.TestCase):
             self.assertTrue(b["desc"])
             if b["pool_kb"]:
                 self.assertEqual(b["pool_kb"], b["page_kb"], b)
+            # the flag run.py sets THP for is the advice the row describes
+            self.assertEqual(b["thp"], "MADV_HUGEPAGE" in b["desc"], b)
         p = subprocess.run([os.path.join(BINDIR, "chase"), "--help"],
                            capture_output=True, text=True)
         line = [l for l in p.stdout.splitlines()

@@ -55,6 +55,15 @@ class TestRows(unittest.TestCase):
             self.assertAlmostEqual(float(r["mb_per_s"]), want,
                                    delta=want * 1e-3 + 0.1, msg=r)
 
+    def test_the_contracts_arrays_fill_the_working_set(self):
+        """bench/run.py sizes and cuts streamk by the contract's arrays:
+        that many arrays of array_bytes fit the working set, and one more
+        would not."""
+        for r in self.res.rows:
+            wss, arr = int(r["wss_bytes"]), int(r["array_bytes"])
+            self.assertLessEqual(WSS_ARRAYS * arr, wss, r)
+            self.assertGreater((WSS_ARRAYS + 1) * arr, wss, r)
+
     def test_best_of_the_iterations_after_the_first(self):
         for r in self.res.rows:
             # --reps counted; the --warmup first iteration is not
