@@ -197,6 +197,56 @@ if [ -z "$mem" ]; then
 		mem=2G
 	fi
 fi
+# Quote one word for the guest's busybox sh.
+shquote() {
+	printf "'%s'" "${1//\'/\'\\\'\'}"
+}
+
+# The guest's /job/cmd: the words of -- CMD, each quoted, one line.
+job_cmd() {
+	local w
+	for w in "${cmd[@]}"; do
+		printf '%s ' "$(shquote "$w")"
+	done
+	echo
+}
+
+# A JSON string of $1.
+json_str() {
+	local s=${1//\\/\\\\}
+	s=${s//\"/\\\"} s=${s//$'\n'/\\n} s=${s//$'\t'/\\t} s=${s//$'\r'/\\r}
+	printf '"%s"' "$s"
+}
+
+# Under TCG on a loaded host the guest's TSC can be miscalibrated; a boot
+# that shows it is refused and booted again, this many times in all (see
+# the boot loop below).
+clock_boots=3
+
+# --print-config: what a boot with these options would use, as JSON (no
+# kernel or initramfs needed): bench/run.py sizes the host pool from it,
+# lava/job.py writes a lab's boot from it.  guest_ram is what backs guest
+# RAM on the host: a hugetlb memfd of the host's 2 MB pages (--host-pages
+# hugetlb), THP-advised anonymous memory, or QEMU's plain default.  job is
+# the guest's /job/cmd (null without -- CMD).
+print_config() {
+	local pools= sep= kb ram job=null
+	for kb in "${pool_kbs[@]}"; do
+		pools+="$sep{\"page_kb\": $kb, \"count\": ${pages[$kb]}}" sep=", "
+	done
+	case "$host_pages" in
+	hugetlb) ram="{\"backend\": \"memfd\", \"hugetlb\": true, \"page_kb\": 2048, \"size_mb\": $mem_mb, \"prealloc\": true}" ;;
+	thp) ram="{\"backend\": \"ram\", \"hugetlb\": false, \"thp\": true, \"size_mb\": $mem_mb}" ;;
+	*) ram="{\"backend\": \"plain\", \"hugetlb\": false, \"size_mb\": $mem_mb}" ;;
+	esac
+	[ "${#cmd[@]}" = 0 ] || job=$(json_str "$(job_cmd)")
+	printf '{"arch": "%s", "accel": "%s", "icount": %s, "memory_mb": %d, "smp": %d, "host_pages": %s, "pools": [%s], "guest_ram": %s, "kernel_args": %s, "kernel": %s, "initrd": %s, "clock_boots": %d, "job": %s}\n' \
+		"$arch" "$accel" "$([ "$icount" = 1 ] && echo true || echo false)" \
+		"$mem_mb" "$smp" "$([ -n "$host_pages" ] && echo "\"$host_pages\"" || echo null)" \
+		"$pools" "$ram" "$(json_str "$append")" "$(json_str "$kernel")" \
+		"$(json_str "$initrd")" "$clock_boots" "$job"
+}
+
 # The kernel would take every page it can for the pools and leave the
 # guest too little to start: refuse before booting.  QEMU reads a bare
 # number as MiB.
@@ -269,25 +319,8 @@ for i in "${!POOL_KB[@]}"; do
 		append+=" hugepagesz=${POOL_NAME[$i]} hugepages=${pages[${POOL_KB[$i]}]}"
 done
 
-# --print-config: what a boot with these options would use, as JSON (no
-# kernel or initramfs needed): bench/run.py sizes the host pool from it.
-# guest_ram is what backs guest RAM on the host: a hugetlb memfd of the
-# host's 2 MB pages (--host-pages hugetlb, below), THP-advised anonymous
-# memory, or QEMU's plain default.
 if [ "$print_config" = 1 ]; then
-	pool_json= sep=
-	for kb in "${pool_kbs[@]}"; do
-		pool_json+="$sep{\"page_kb\": $kb, \"count\": ${pages[$kb]}}" sep=", "
-	done
-	case "$host_pages" in
-	hugetlb) ram="{\"backend\": \"memfd\", \"hugetlb\": true, \"page_kb\": 2048, \"size_mb\": $mem_mb, \"prealloc\": true}" ;;
-	thp) ram="{\"backend\": \"ram\", \"hugetlb\": false, \"thp\": true, \"size_mb\": $mem_mb}" ;;
-	*) ram="{\"backend\": \"plain\", \"hugetlb\": false, \"size_mb\": $mem_mb}" ;;
-	esac
-	printf '{"arch": "%s", "accel": "%s", "icount": %s, "memory_mb": %d, "smp": %d, "host_pages": %s, "pools": [%s], "guest_ram": %s, "kernel_args": "%s"}\n' \
-		"$arch" "$accel" "$([ "$icount" = 1 ] && echo true || echo false)" \
-		"$mem_mb" "$smp" "$([ -n "$host_pages" ] && echo "\"$host_pages\"" || echo null)" \
-		"$pool_json" "$ram" "$append"
+	print_config
 	exit 0
 fi
 
@@ -316,11 +349,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit "$QEMU_EXIT_INTERRUPTED"' INT TERM
 
-# Quote one word for the guest's busybox sh.
-shquote() {
-	printf "'%s'" "${1//\'/\'\\\'\'}"
-}
-
 # A second cpio archive appended to the base one carries /add and the job.
 mkdir -p "$work/root/add" "$work/root/job"
 for f in "${adds[@]}"; do
@@ -334,10 +362,7 @@ done
 if [ "$shell" = 1 ]; then
 	: >"$work/root/job/shell"
 elif [ "${#cmd[@]}" -gt 0 ]; then
-	for w in "${cmd[@]}"; do
-		printf '%s ' "$(shquote "$w")"
-	done >"$work/root/job/cmd"
-	echo >>"$work/root/job/cmd"
+	job_cmd >"$work/root/job/cmd"
 fi
 (cd "$work/root" && find . | cpio --quiet -o -H newc -R 0:0) >"$work/job.cpio"
 cat "$initrd" "$work/job.cpio" >"$work/initrd.cpio"
@@ -508,7 +533,6 @@ boot() {
 # frequency (seen: 30 MHz for 2.1 GHz) and every guest time is off by that
 # factor.  The guest's /init refuses such a boot before running the job
 # (@@hugetlb-guest-clock); it costs a boot, so boot again, a few times.
-clock_boots=3
 for attempt in $(seq "$clock_boots"); do
 	boot
 	clock=$(tr -d '\r' <"$work/console.log" | sed -n 's/^@@hugetlb-guest-clock //p')

@@ -514,6 +514,10 @@ def config_disagreements(config, dry_run_out):
     said = {p["page_kb"]: p["count"] for p in config["pools"]}
     if booted != said:
         bad.append("pools: kernel %s, config %s" % (booted, said))
+    lines = dry_run_out.splitlines()
+    job = lines[lines.index("/job/cmd:") + 1] if "/job/cmd:" in lines else None
+    if job != config["job"]:
+        bad.append("job: /job/cmd %r, config %r" % (job, config["job"]))
     memfd = [w for w in words if w.startswith("memory-backend-memfd,")]
     ram = config["guest_ram"]
     if ram["hugetlb"] != bool(memfd):
@@ -537,10 +541,18 @@ class PrintConfig(unittest.TestCase):
              ["--mem", "3G", "--smp", "2"],
              ["--accel", "kvm", "--mem", "1G", "--hugepages", "8"],
              ["--accel", "kvm", "--host-pages", "thp"],
-             ["--arch", "arm64", "--hugepages-32m", "2", "--hugepages-1g", "1"])
+             ["--arch", "arm64", "--hugepages-32m", "2", "--hugepages-1g", "1"],
+             ["--smp", "2", "--", "sh", "-c", "echo \"it's\"\tdone\\n"])
+
+    @staticmethod
+    def with_option(args, opt):
+        """args with opt before the guest command (-- CMD), if any."""
+        at = args.index("--") if "--" in args else len(args)
+        return args[:at] + [opt] + args[at:]
 
     def config(self, *args):
-        r = self.run_qemu(*args, "--print-config", files=False)
+        r = self.run_qemu(*self.with_option(list(args), "--print-config"),
+                          files=False)
         self.assertEqual(r.returncode, 0, r.stderr)
         return json.loads(r.stdout)
 
@@ -548,7 +560,7 @@ class PrintConfig(unittest.TestCase):
         for args in self.CASES:
             with self.subTest(args=args):
                 cfg = self.config(*args)
-                r = self.run_qemu(*args, "--dry-run")
+                r = self.run_qemu(*self.with_option(args, "--dry-run"))
                 self.assertEqual(r.returncode, 0, r.stderr)
                 self.assertEqual(config_disagreements(cfg, r.stdout), [])
 
