@@ -16,9 +16,9 @@ import unittest
 from unittest import mock
 
 from benchbin import BenchRun
-from common import BINDIR, benchtool, contract, load_run_module
+from common import BINDIR, benchtool, contract
 
-run = load_run_module()
+import benchrun as run  # noqa: E402
 # STREAM's a, b and c: the contract's arrays per working set
 WSS_ARRAYS = contract.load().arrays("streamk")
 
@@ -482,8 +482,8 @@ class TestFitPool(unittest.TestCase):
                 ["/x/streamk-native", "--sizes", big]]
         ran = []
         p = run.profile("quick", "native", 64 << 30, contract.load())
-        with mock.patch.object(run, "raise_pools", lambda *a: None), \
-                mock.patch.object(run, "stream_lines",
+        with mock.patch.object(run.native, "raise_pools", lambda *a: None), \
+                mock.patch.object(run.native, "stream_lines",
                                   lambda cmd, res: ran.append(cmd) or 0), \
                 mock.patch("sys.stdout"):
             run.run_native(self.res, runs, cmds, Pools(), p, True,
