@@ -23,14 +23,18 @@ $(error ARCH=$(ARCH) is not a guest this project builds: use ARCH=x86_64 (the de
 endif
 
 # DEBUG=1 builds and tests the debug kernel variant instead.
+# The default kernel and initramfs of each ARCH are bench/contract.py's
+# GUEST_FILES, which run-qemu.sh and the tests read too; expanded when a
+# recipe runs (after make deps has installed python3).
+guest_file = $(word $(1),$(shell python3 bench/contract.py guest-files $(ARCH)))
 ifeq ($(ARCH),arm64)
 ifeq ($(DEBUG),1)
 $(error DEBUG=1 is for x86_64 only: kernel/config/debug.config has not been tried on arm64)
 endif
-KERNEL_VARIANT := Image-arm64
+KERNEL_VARIANT = $(notdir $(call guest_file,1))
 KERNEL_ARCH := --arch arm64
 KERNEL_CONFIGS := --config kernel/config/arm64.config
-INITRAMFS := build/initramfs-arm64.cpio
+INITRAMFS = $(call guest_file,2)
 x86_only := $(filter bench-native bench-realprog-native test-kernel-build \
 	compare check-regression record-baseline test-lava-run test-lava,$(MAKECMDGOALS))
 ifneq ($(x86_only),)
@@ -41,11 +45,11 @@ KERNEL_VARIANT := bzImage-debug
 KERNEL_CONFIGS := --config kernel/config/base.config --config kernel/config/debug.config
 INITRAMFS := build/initramfs-debug.cpio
 else
-KERNEL_VARIANT := bzImage
+KERNEL_VARIANT = $(notdir $(call guest_file,1))
 KERNEL_CONFIGS := --config kernel/config/base.config
-INITRAMFS := build/initramfs.cpio
+INITRAMFS = $(call guest_file,2)
 endif
-KERNEL := build/kernel/$(KERNEL_VARIANT)
+KERNEL = $(dir $(call guest_file,1))$(KERNEL_VARIANT)
 
 include bench/bench.mk
 include plots/plots.mk

@@ -53,6 +53,9 @@ usage: run-qemu.sh [options] [--shell | -- CMD [ARGS...]]
   --console-log PATH  keep the kernel console here (default build/console.log)
   --shell             interactive shell on the guest console
   --dry-run           print the QEMU command line and the guest job, run nothing
+  --print-config      print, as JSON, the guest's memory, its huge page pools
+                      and what backs its RAM on the host for these options,
+                      run nothing (bench/run.py reads it)
   -- CMD [ARGS...]    run CMD in the guest instead of the default job
 EOF
 }
@@ -75,10 +78,9 @@ need_uint() {
 }
 
 arch=x86_64
-hugepages=64
-hugepages_1g=0
-hugepages_64k=
-hugepages_32m=
+# page kB -> the pool's pages; the sizes, their options and defaults are
+# bench/contract.py's POOL_* table
+declare -A pages=()
 mem=
 smp=1
 kernel=
@@ -90,18 +92,27 @@ timeout_s=900
 console_log="$here/build/console.log"
 shell=0
 dry_run=0
+print_config=0
 adds=()
 cmd=()
 # RAM the guest needs besides the pools: kernel, the unpacked initramfs
 # (~45 MB, held twice while unpacking) and the job.
 guest_reserve_mb=384
 
+# The index in the POOL_* table of a pool option, or failure.
+pool_index() {
+	local i
+	for i in "${!POOL_OPT[@]}"; do
+		[ "${POOL_OPT[$i]}" = "$1" ] && { echo "$i"; return 0; }
+	done
+	return 1
+}
+
 while [ "$#" -gt 0 ]; do
 	case "$1" in
-	--hugepages) need_arg "$@"; need_uint "$1" "$2"; hugepages=$2; shift 2 ;;
-	--hugepages-1g) need_arg "$@"; need_uint "$1" "$2"; hugepages_1g=$2; shift 2 ;;
-	--hugepages-64k) need_arg "$@"; need_uint "$1" "$2"; hugepages_64k=$2; shift 2 ;;
-	--hugepages-32m) need_arg "$@"; need_uint "$1" "$2"; hugepages_32m=$2; shift 2 ;;
+	--hugepages | --hugepages-*)
+		i=$(pool_index "$1") || die_usage "unknown option '$1'"
+		need_arg "$@"; need_uint "$1" "$2"; pages[${POOL_KB[$i]}]=$2; shift 2 ;;
 	--arch) need_arg "$@"; arch=$2; shift 2 ;;
 	--mem) need_arg "$@"; mem=$2; shift 2 ;;
 	--smp) need_arg "$@"; need_uint "$1" "$2"; smp=$2; shift 2 ;;
@@ -115,41 +126,59 @@ while [ "$#" -gt 0 ]; do
 	--console-log) need_arg "$@"; console_log=$2; shift 2 ;;
 	--shell) shell=1; shift ;;
 	--dry-run) dry_run=1; shift ;;
+	--print-config) print_config=1; shift ;;
 	-h|--help) usage; exit 0 ;;
 	--) shift; cmd=("$@"); break ;;
 	*) die_usage "unknown option '$1'" ;;
 	esac
 done
 
-# What differs between the guests: QEMU, the machine, what to boot, the
-# console (the job's output has its own channel, see below) and the huge
-# page sizes there are besides 2 MB and 1 GB.
+# What differs between the guests: QEMU, the machine, the console (the
+# job's output has its own channel, see below) and, from the contract, what
+# to boot and the huge page sizes there are.
 case "$arch" in
-x86_64)
-	qemu_bin=qemu-system-x86_64 qemu_pkg=qemu-system-x86
-	default_kernel="$here/build/kernel/bzImage"
-	default_initrd="$here/build/initramfs.cpio"
-	for opt in 64k 32m; do
-		v=hugepages_$opt
-		[ -z "${!v}" ] || die_usage "--hugepages-$opt: x86_64 has no such huge page size (only 2 MB and 1 GB); it is for --arch arm64"
-	done
-	hugepages_64k=0 hugepages_32m=0 ;;
-arm64)
-	qemu_bin=qemu-system-aarch64 qemu_pkg=qemu-system-arm
-	default_kernel="$here/build/kernel/Image-arm64"
-	default_initrd="$here/build/initramfs-arm64.cpio"
-	hugepages_64k=${hugepages_64k:-64} hugepages_32m=${hugepages_32m:-4} ;;
+x86_64) qemu_bin=qemu-system-x86_64 qemu_pkg=qemu-system-x86 ;;
+arm64) qemu_bin=qemu-system-aarch64 qemu_pkg=qemu-system-arm ;;
 *) die_usage "--arch wants x86_64 or arm64, got '$arch'" ;;
 esac
-kernel=${kernel:-$default_kernel}
-initrd=${initrd:-$default_initrd}
+kernel_var=GUEST_KERNEL_$arch initrd_var=GUEST_INITRD_$arch
+kernel=${kernel:-$here/${!kernel_var}}
+initrd=${initrd:-$here/${!initrd_var}}
+
+# "2 MB" for 2048 (kB)
+human_kb() {
+	if [ "$1" -ge 1048576 ]; then echo "$(($1 / 1048576)) GB"
+	elif [ "$1" -ge 1024 ]; then echo "$(($1 / 1024)) MB"
+	else echo "$1 KB"; fi
+}
+
+# The pools of this architecture, smallest first (pool_kbs), each with its
+# pages (the option's, else its default); a size it lacks is bad usage.
+pool_kbs=() has=
+for i in "${!POOL_KB[@]}"; do
+	[[ " ${POOL_ARCHES[$i]} " == *" $arch "* ]] || continue
+	pool_kbs+=("${POOL_KB[$i]}")
+	has+="${has:+, }$(human_kb "${POOL_KB[$i]}")"
+done
+for i in "${!POOL_KB[@]}"; do
+	kb=${POOL_KB[$i]}
+	if [[ " ${POOL_ARCHES[$i]} " == *" $arch "* ]]; then
+		pages[$kb]=${pages[$kb]:-${POOL_DEFAULT[$i]}}
+	elif [ -n "${pages[$kb]:-}" ]; then
+		die_usage "${POOL_OPT[$i]}: $arch has no such huge page size (only $has); it is for --arch ${POOL_ARCHES[$i]}"
+	fi
+done
+hugepages_1g=${pages[1048576]:-0}
 make_arch=
 [ "$arch" = x86_64 ] || make_arch=" ARCH=$arch"
 
 [ "$smp" -ge 1 ] || die_usage "--smp must be at least 1"
 [ "$shell" = 1 ] && [ "${#cmd[@]}" -gt 0 ] && die_usage "--shell and -- CMD exclude each other"
-[ -f "$kernel" ] || die_usage "no kernel at $kernel: run 'make kernel$make_arch' or pass --kernel PATH"
-[ -f "$initrd" ] || die_usage "no initramfs at $initrd: run 'make initramfs$make_arch' or pass --initrd PATH"
+# --print-config says what a boot would use, whether or not it is built
+if [ "$print_config" = 0 ]; then
+	[ -f "$kernel" ] || die_usage "no kernel at $kernel: run 'make kernel$make_arch' or pass --kernel PATH"
+	[ -f "$initrd" ] || die_usage "no initramfs at $initrd: run 'make initramfs$make_arch' or pass --initrd PATH"
+fi
 for f in "${adds[@]}"; do
 	[ -f "$f" ] || die_usage "--add $f: no such file"
 done
@@ -168,6 +197,56 @@ if [ -z "$mem" ]; then
 		mem=2G
 	fi
 fi
+# Quote one word for the guest's busybox sh.
+shquote() {
+	printf "'%s'" "${1//\'/\'\\\'\'}"
+}
+
+# The guest's /job/cmd: the words of -- CMD, each quoted, one line.
+job_cmd() {
+	local w
+	for w in "${cmd[@]}"; do
+		printf '%s ' "$(shquote "$w")"
+	done
+	echo
+}
+
+# A JSON string of $1.
+json_str() {
+	local s=${1//\\/\\\\}
+	s=${s//\"/\\\"} s=${s//$'\n'/\\n} s=${s//$'\t'/\\t} s=${s//$'\r'/\\r}
+	printf '"%s"' "$s"
+}
+
+# Under TCG on a loaded host the guest's TSC can be miscalibrated; a boot
+# that shows it is refused and booted again, this many times in all (see
+# the boot loop below).
+clock_boots=3
+
+# --print-config: what a boot with these options would use, as JSON (no
+# kernel or initramfs needed): bench/run.py sizes the host pool from it,
+# lava/job.py writes a lab's boot from it.  guest_ram is what backs guest
+# RAM on the host: a hugetlb memfd of the host's 2 MB pages (--host-pages
+# hugetlb), THP-advised anonymous memory, or QEMU's plain default.  job is
+# the guest's /job/cmd (null without -- CMD).
+print_config() {
+	local pools= sep= kb ram job=null
+	for kb in "${pool_kbs[@]}"; do
+		pools+="$sep{\"page_kb\": $kb, \"count\": ${pages[$kb]}}" sep=", "
+	done
+	case "$host_pages" in
+	hugetlb) ram="{\"backend\": \"memfd\", \"hugetlb\": true, \"page_kb\": 2048, \"size_mb\": $mem_mb, \"prealloc\": true}" ;;
+	thp) ram="{\"backend\": \"ram\", \"hugetlb\": false, \"thp\": true, \"size_mb\": $mem_mb}" ;;
+	*) ram="{\"backend\": \"plain\", \"hugetlb\": false, \"size_mb\": $mem_mb}" ;;
+	esac
+	[ "${#cmd[@]}" = 0 ] || job=$(json_str "$(job_cmd)")
+	printf '{"arch": "%s", "accel": "%s", "icount": %s, "memory_mb": %d, "smp": %d, "host_pages": %s, "pools": [%s], "guest_ram": %s, "kernel_args": %s, "kernel": %s, "initrd": %s, "clock_boots": %d, "job": %s}\n' \
+		"$arch" "$accel" "$([ "$icount" = 1 ] && echo true || echo false)" \
+		"$mem_mb" "$smp" "$([ -n "$host_pages" ] && echo "\"$host_pages\"" || echo null)" \
+		"$pools" "$ram" "$(json_str "$append")" "$(json_str "$kernel")" \
+		"$(json_str "$initrd")" "$clock_boots" "$job"
+}
+
 # The kernel would take every page it can for the pools and leave the
 # guest too little to start: refuse before booting.  QEMU reads a bare
 # number as MiB.
@@ -179,9 +258,11 @@ case "$mem" in
 *[mM]) mem_mb=${mem%[mM]} ;;
 *) mem_mb=$mem ;;
 esac
-pool_mb=$((hugepages * 2 + hugepages_1g * 1024 + hugepages_64k / 16 + hugepages_32m * 32))
-pools="$hugepages x 2 MB + $hugepages_1g x 1 GB"
-[ "$arch" = x86_64 ] || pools="$hugepages_64k x 64 KB + $pools + $hugepages_32m x 32 MB"
+pool_mb=0 pools=
+for kb in "${pool_kbs[@]}"; do
+	pool_mb=$((pool_mb + pages[$kb] * kb / 1024))
+	pools+="${pools:+ + }${pages[$kb]} x $(human_kb "$kb")"
+done
 if [ $((pool_mb + guest_reserve_mb)) -gt "$mem_mb" ]; then
 	echo "run-qemu.sh: $pools huge pages need ${pool_mb} MB, but a ${mem_mb} MB guest has room for $((mem_mb - guest_reserve_mb)) MB of pools: raise --mem or ask for fewer pages" >&2
 	exit "$QEMU_EXIT_NOPOOL"
@@ -220,6 +301,29 @@ tcg/*) die_usage "--host-pages is for --accel kvm: TCG translates every guest ac
 *) die_usage "--host-pages wants hugetlb, thp or none, got '$host_pages'" ;;
 esac
 
+# tsc=reliable: on a loaded TCG host the clocksource watchdog can declare
+# the TSC unstable and drop to a slower, coarser clock mid-run.
+# no_timer_check: the boot-time check that the IO-APIC timer ticks within a
+# few loops fails on a loaded TCG host and panics ("IO-APIC + timer doesn't
+# work!"); QEMU's timer is known to work.
+# Naming 1G even with no pages registers the size, as on a distribution
+# kernel, so /dev/hugetlb-1048576kB exists with an empty pool.  arm64
+# registers its four sizes itself; each is named with its pool all the same.
+if [ "$arch" = arm64 ]; then
+	append="console=ttyAMA0 panic=-1 rdinit=/init"
+else
+	append="console=ttyS0 panic=-1 rdinit=/init tsc=reliable no_timer_check"
+fi
+for i in "${!POOL_KB[@]}"; do
+	[ -n "${pages[${POOL_KB[$i]}]:-}" ] &&
+		append+=" hugepagesz=${POOL_NAME[$i]} hugepages=${pages[${POOL_KB[$i]}]}"
+done
+
+if [ "$print_config" = 1 ]; then
+	print_config
+	exit 0
+fi
+
 # The series id is written beside the bzImage by kernel/build.sh.
 series=unknown
 if [ -f "$kernel.series" ]; then
@@ -245,11 +349,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit "$QEMU_EXIT_INTERRUPTED"' INT TERM
 
-# Quote one word for the guest's busybox sh.
-shquote() {
-	printf "'%s'" "${1//\'/\'\\\'\'}"
-}
-
 # A second cpio archive appended to the base one carries /add and the job.
 mkdir -p "$work/root/add" "$work/root/job"
 for f in "${adds[@]}"; do
@@ -263,30 +362,10 @@ done
 if [ "$shell" = 1 ]; then
 	: >"$work/root/job/shell"
 elif [ "${#cmd[@]}" -gt 0 ]; then
-	for w in "${cmd[@]}"; do
-		printf '%s ' "$(shquote "$w")"
-	done >"$work/root/job/cmd"
-	echo >>"$work/root/job/cmd"
+	job_cmd >"$work/root/job/cmd"
 fi
 (cd "$work/root" && find . | cpio --quiet -o -H newc -R 0:0) >"$work/job.cpio"
 cat "$initrd" "$work/job.cpio" >"$work/initrd.cpio"
-
-# tsc=reliable: on a loaded TCG host the clocksource watchdog can declare
-# the TSC unstable and drop to a slower, coarser clock mid-run.
-# no_timer_check: the boot-time check that the IO-APIC timer ticks within a
-# few loops fails on a loaded TCG host and panics ("IO-APIC + timer doesn't
-# work!"); QEMU's timer is known to work.
-# Naming 1G even with no pages registers the size, as on a distribution
-# kernel, so /dev/hugetlb-1048576kB exists with an empty pool.  arm64
-# registers its four sizes itself; each is named with its pool all the same.
-if [ "$arch" = arm64 ]; then
-	append="console=ttyAMA0 panic=-1 rdinit=/init"
-	append+=" hugepagesz=64K hugepages=$hugepages_64k hugepagesz=2M hugepages=$hugepages"
-	append+=" hugepagesz=32M hugepages=$hugepages_32m hugepagesz=1G hugepages=$hugepages_1g"
-else
-	append="console=ttyS0 panic=-1 rdinit=/init tsc=reliable no_timer_check"
-	append+=" hugepagesz=2M hugepages=$hugepages hugepagesz=1G hugepages=$hugepages_1g"
-fi
 
 qemu=("$qemu_bin" -nodefaults -no-reboot -display none
 	-m "$mem" -smp "$smp" -kernel "$kernel" -initrd "$work/initrd.cpio"
@@ -454,7 +533,6 @@ boot() {
 # frequency (seen: 30 MHz for 2.1 GHz) and every guest time is off by that
 # factor.  The guest's /init refuses such a boot before running the job
 # (@@hugetlb-guest-clock); it costs a boot, so boot again, a few times.
-clock_boots=3
 for attempt in $(seq "$clock_boots"); do
 	boot
 	clock=$(tr -d '\r' <"$work/console.log" | sed -n 's/^@@hugetlb-guest-clock //p')

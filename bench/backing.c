@@ -417,7 +417,7 @@ static const struct backing_ops devzero_ops = {
 };
 static const struct backing_ops thp_ops = {
 	.available = thp_available, .attach = thp_attach,
-	.populate_via = "MADV_POPULATE_WRITE",
+	.populate_via = "MADV_POPULATE_WRITE", .thp = 1,
 };
 static const struct backing_ops hugetlbfs_ops = {
 	.available = hugetlbfs_available, .prepare = hugetlbfs_prepare,

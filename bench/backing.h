@@ -45,6 +45,8 @@ struct backing_ops {
 	 * OBJ_SEGMENT (a SysV segment: no descriptor, no private mapping)
 	 */
 	int object;
+	/* 1: it advises MADV_HUGEPAGE, so the host's THP knobs must allow it */
+	int thp;
 };
 
 enum { OBJ_NONE, OBJ_FILE, OBJ_SEGMENT };

@@ -75,7 +75,7 @@ static void print_bench(const struct bench *b)
 	printf(", \"metric\": \"%s\", \"lower_is_better\": %s, \"options\": ",
 	       b->metric, b->lower_is_better ? "true" : "false");
 	print_opts(b->opts);
-	printf("}");
+	printf(", \"arrays\": %d}", b->arrays ? b->arrays : 1);
 }
 
 /* the tables of runner.h and backing.h, in the schema bench/contract.py reads */
@@ -99,9 +99,9 @@ static int cmd_contract(int argc, char **argv)
 
 		json_str(esc, sizeof(esc), b->desc);
 		printf("%s{\"name\": \"%s\", \"page_kb\": %lu, \"colour\": "
-		       "\"%s\", \"desc\": %s, \"pool_kb\": %lu}",
+		       "\"%s\", \"desc\": %s, \"pool_kb\": %lu, \"thp\": %s}",
 		       i ? ",\n  " : "\n  ", b->name, b->page_kb, b->colour,
-		       esc, b->pool_kb);
+		       esc, b->pool_kb, b->ops->thp ? "true" : "false");
 	}
 	printf("]}\n");
 	return 0;

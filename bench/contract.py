@@ -3,6 +3,7 @@
 """The suite's contract, as Python reads it: the one module that knows it.
 
     python3 bench/contract.py shell     shell assignments for run-qemu.sh
+    python3 bench/contract.py guest-files ARCH   its default kernel, initramfs
 
 What is C's comes from `build/bench/benchtool contract` (bench/benchtool.c
 prints the runner's tables as JSON): the benchmarks (binary, CSV columns,
@@ -57,11 +58,47 @@ def timing_is_hardware(source):
 
 
 # The kernel and initramfs run-qemu.sh boots by default for each --arch,
-# relative to the project root (the Makefile builds them there).
+# relative to the project root (the Makefile builds them there and asks
+# `contract.py guest-files ARCH` where; run-qemu.sh reads them from shell()).
 GUEST_FILES = {
     "x86_64": ("build/kernel/bzImage", "build/initramfs.cpio"),
     "arm64": ("build/kernel/Image-arm64", "build/initramfs-arm64.cpio"),
 }
+
+
+class Pool:
+    """One hugetlb page size: its pages in kB, its name on the kernel
+    command line (hugepagesz=), run-qemu.sh's option for its pool and that
+    option's default, and the guest architectures that have it."""
+
+    def __init__(self, kb, name, option, default, arches):
+        self.kb, self.name, self.option = kb, name, option
+        self.default, self.arches = default, arches
+
+    @property
+    def key(self):
+        """The profile's key for its page count (bench/run.py)."""
+        return self.option.lstrip("-").replace("-", "_")
+
+
+# The hugetlb page sizes, smallest first: the one table run-qemu.sh,
+# bench/run.py and the tests take them from.  With 4 KB granules arm64 has
+# 64 KB and 32 MB pages (contiguous PTEs and PMDs) besides the 2 MB and
+# 1 GB block entries; x86_64 has 2 MB and 1 GB.  A backing's pool_kb (the
+# C table) must be one of them (Contract checks it).
+POOLS = (
+    Pool(64, "64K", "--hugepages-64k", 64, ("arm64",)),
+    Pool(2048, "2M", "--hugepages", 64, ("x86_64", "arm64")),
+    Pool(32768, "32M", "--hugepages-32m", 4, ("arm64",)),
+    Pool(1048576, "1G", "--hugepages-1g", 0, ("x86_64", "arm64")),
+)
+POOL = {p.kb: p for p in POOLS}
+ARCHES = tuple(GUEST_FILES)
+
+
+def arch_pools(arch):
+    """The page sizes (kB) arch's guest has, smallest first."""
+    return tuple(p.kb for p in POOLS if arch in p.arches)
 
 # run-qemu.sh's exit statuses beyond the guest command's own, with the
 # reason bench/run.py and the tests report for each.
@@ -89,10 +126,22 @@ SPLAT = re.compile(SPLAT_RE)
 
 
 def shell():
-    """Shell assignments of what run-qemu.sh needs."""
+    """Shell assignments of what run-qemu.sh needs: exit statuses, the
+    splat pattern, the pool table as arrays (POOL_KB, POOL_NAME, POOL_OPT,
+    POOL_DEFAULT, POOL_ARCHES: one element per page size) and the default
+    guest files (GUEST_KERNEL_<arch>, GUEST_INITRD_<arch>)."""
     lines = ["QEMU_EXIT_%s=%d" % (name, code)
              for name, (code, _) in QEMU_EXIT.items()]
     lines.append("SPLAT_RE=" + shlex.quote(SPLAT_RE))
+    for var, get in (("KB", lambda p: p.kb), ("NAME", lambda p: p.name),
+                     ("OPT", lambda p: p.option),
+                     ("DEFAULT", lambda p: p.default),
+                     ("ARCHES", lambda p: " ".join(p.arches))):
+        lines.append("POOL_%s=(%s)" % (var, " ".join(
+            shlex.quote(str(get(p))) for p in POOLS)))
+    for arch, (kernel, initrd) in GUEST_FILES.items():
+        lines.append("GUEST_KERNEL_%s=%s" % (arch, shlex.quote(kernel)))
+        lines.append("GUEST_INITRD_%s=%s" % (arch, shlex.quote(initrd)))
     return "\n".join(lines) + "\n"
 
 
@@ -119,6 +168,12 @@ class Contract:
                 if missing:
                     raise ContractError("%s: %s %r lacks %s" % (
                         source, kind, item.get("name"), ", ".join(missing)))
+        for b in self.backings:
+            if b["pool_kb"] and b["pool_kb"] not in POOL:
+                raise ContractError(
+                    "%s: backing %r draws on a %d kB pool, which "
+                    "bench/contract.py's POOLS lacks: add that page size "
+                    "there" % (source, b["name"], b["pool_kb"]))
         self._bench = {b["name"]: b for b in self.benches}
         self._backing = {b["name"]: b for b in self.backings}
 
@@ -155,6 +210,21 @@ class Contract:
     def needs_pool(self, name):
         """The hugetlb pool (in kB pages) a backing draws on, 0 for none."""
         return self.backing(name)["pool_kb"]
+
+    def needs_thp(self, name):
+        """Whether a backing advises MADV_HUGEPAGE, so that a native run
+        sets the host's THP knobs for it (bench/run.py ThpSettings)."""
+        return bool(self.backing(name).get("thp"))
+
+    def arrays(self, name):
+        """How many equal arrays of whole 4 KB pages a benchmark's working
+        set is (streamk: STREAM's three); 1 where the export says none."""
+        return self.bench(name).get("arrays", 1)
+
+    def has_option(self, bench, option):
+        """Whether a benchmark takes --option (its own, not the runner's)."""
+        return any(o["name"] == option
+                   for o in self.bench(bench).get("options", ()))
 
 
 _cache = {}
@@ -207,7 +277,12 @@ def main(argv):
     if argv == ["shell"]:
         sys.stdout.write(shell())
         return 0
-    print("usage: contract.py shell", file=sys.stderr)
+    if len(argv) == 2 and argv[0] == "guest-files" and \
+            argv[1] in GUEST_FILES:
+        print(" ".join(GUEST_FILES[argv[1]]))
+        return 0
+    print("usage: contract.py shell | guest-files %s" % "|".join(ARCHES),
+          file=sys.stderr)
     return 2
 
 

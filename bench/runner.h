@@ -108,6 +108,12 @@ struct bench {
 	 * is gone before measure() runs.
 	 */
 	int maps_own;
+	/*
+	 * arrays: a working set is this many equal arrays, each whole 4 KB
+	 * pages (streamk: STREAM's a, b, c); 0 means one.  Exported, so that
+	 * bench/run.py sizes and cuts it without knowing the benchmark.
+	 */
+	int arrays;
 	/* checks the parsed options: 0, or -1 with why and how to fix it */
 	int (*check)(char *why, size_t n);
 	/* once the counters are open, before the metadata; may be NULL */

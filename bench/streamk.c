@@ -504,6 +504,7 @@ static const struct bench streamk_bench = {
 	.opts = streamk_opts,
 	.check = check,
 	.min_wss = 3 * LINE + 2 * PAGE,
+	.arrays = 3,
 	.measure = measure,
 };
 BENCH_REGISTER(streamk_bench);

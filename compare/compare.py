@@ -327,7 +327,20 @@ def human(n):
     return str(n)
 
 
-def compare_runs(runs_a, runs_b, threshold, gate_modes=None, alpha=0.05,
+def gated(k, gate):
+    """Whether point k counts towards the verdict: gate None counts every
+    point, else {bench: {column: allowed values}} (CHECK_GATE) names the
+    points that do, by the key's column names in the contract."""
+    if gate is None:
+        return True
+    cols = gate.get(k[0])
+    if cols is None:
+        return False
+    point = dict(zip(contract.load().bench(k[0])["key"], k[1:]))
+    return all(point.get(c) in allowed for c, allowed in cols.items())
+
+
+def compare_runs(runs_a, runs_b, threshold, gate=None, alpha=0.05,
                  allow_mismatch=False, out=sys.stdout, label_a="A",
                  label_b="B"):
     """Compare two lists of (meta, rows).  Returns (exit status, results)."""
@@ -363,8 +376,7 @@ def compare_runs(runs_a, runs_b, threshold, gate_modes=None, alpha=0.05,
         r["point"] = k
         r["label"] = point_label(k)
         r["metric"] = spec["metric"]
-        gated = gate_modes is None or (k[0] == "fault" and k[2] in gate_modes)
-        r["gated"] = gated
+        r["gated"] = gated(k, gate)
         results.append(r)
     print_table(results, threshold, deterministic, out, label_a, label_b)
     if not results:
@@ -714,12 +726,12 @@ def cmd_run(args):
     return finish(args, outdir, runs_a, runs_b, args.a, args.b, sem=sem)
 
 
-def finish(args, outdir, runs_a, runs_b, la, lb, gate_modes=None, sem=None):
+def finish(args, outdir, runs_a, runs_b, la, lb, gate=None, sem=None):
     extra = {"A": la, "B": lb, "threshold": args.threshold}
     with open(os.path.join(outdir, "report.txt"), "w") as rep:
         out = Tee(sys.stdout, rep)
         status, results = compare_runs(
-            runs_a, runs_b, args.threshold, gate_modes=gate_modes,
+            runs_a, runs_b, args.threshold, gate=gate,
             alpha=args.alpha, allow_mismatch=args.allow_mismatch, out=out,
             label_a=la, label_b=lb)
         if results:
@@ -751,7 +763,8 @@ def cmd_diff(args):
 # The CI gate's matrix: small, one icount boot, the paths the series owns.
 CHECK_ARGS = {"profile": "tiny", "benches": "fault",
               "backings": "devhugetlb,maphugetlb", "icount": True}
-CHECK_MODES = ("demand", "setup")
+# The points that gate it, by column name (compare_runs, gated()).
+CHECK_GATE = {"fault": {"mode": ("demand", "setup")}}
 
 
 def check_side(args, outdir):
@@ -780,7 +793,7 @@ def cmd_check(args):
         bmeta.get("series_id"), bmeta.get("git_rev"),
         load_run(run)[0].get("series_id")))
     return finish(args, outdir, [load_run(base)], [load_run(run)],
-                  "baseline", args.rev, gate_modes=CHECK_MODES)
+                  "baseline", args.rev, gate=CHECK_GATE)
 
 
 def cmd_record(args):

@@ -18,7 +18,6 @@ status, a benchmark that never reported one).
 import argparse
 import datetime
 import gzip
-import importlib.util
 import json
 import os
 import subprocess
@@ -30,11 +29,7 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import contract  # noqa: E402
-# bench/run.py under its own name: "run" is tests/run.py to the tests.
-_spec = importlib.util.spec_from_file_location(
-    "bench_run", os.path.join(ROOT, "bench", "run.py"))
-bench_run = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench_run)
+import benchrun as bench_run  # noqa: E402  (bench/run.py's code)
 
 
 class FetchError(Exception):

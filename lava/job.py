@@ -24,7 +24,6 @@ stock initramfs: /init, finding no /job/env, waits at a prompt
 @row, @exit and TAP lines into lava-test-case calls.
 """
 import argparse
-import importlib.util
 import json
 import math
 import os
@@ -32,18 +31,13 @@ import re
 import shlex
 import subprocess
 import sys
-import tempfile
 
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import contract  # noqa: E402
-# bench/run.py under its own name: "run" is tests/run.py to the tests.
-_spec = importlib.util.spec_from_file_location(
-    "bench_run", os.path.join(ROOT, "bench", "run.py"))
-bench_run = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench_run)
+import benchrun as bench_run  # noqa: E402  (bench/run.py's code)
 
 PROMPT = "hugetlb# "
 DEVICES = {"qemu": ("x86_64", "arm64"), "ipxe": ("x86_64",),
@@ -92,25 +86,21 @@ def option(cmd, name, default=None):
 
 
 def qemu_dry_run(cmd, arch):
-    """(kernel args, memory MB, smp, job command) from run-qemu.sh
-    --dry-run; the kernel and initrd need only exist for it."""
-    with tempfile.NamedTemporaryFile() as stub:
-        i = cmd.index("--")
-        argv = (cmd[:i] + ["--kernel", stub.name, "--initrd", stub.name,
-                           "--accel", "tcg", "--dry-run"] + cmd[i:])
-        p = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    """(kernel args, memory MB, smp, job command) of the boot cmd asks
+    for, from run-qemu.sh --print-config (TCG, as a lab's qemu runs it)."""
+    i = cmd.index("--")
+    p = subprocess.run(cmd[:i] + ["--accel", "tcg", "--print-config"] +
+                       cmd[i:], cwd=ROOT, capture_output=True, text=True)
     if p.returncode:
-        raise JobError("run-qemu.sh --dry-run failed: %s" % p.stderr.strip())
-    lines = p.stdout.splitlines()
-    qemu = shlex.split(next(x for x in lines if x.startswith("qemu-system")))
-    job = lines[lines.index("/job/cmd:") + 1]
-    mem = option(qemu, "-m")
-    m = re.fullmatch(r"(\d+)([MG]?)", mem)
-    if not m:
-        raise JobError("run-qemu.sh gave -m %r, not a size in M or G" % mem)
-    mem_mb = int(m.group(1)) * (1024 if m.group(2) == "G" else 1)
-    return (option(qemu, "-append").split(), mem_mb,
-            int(option(qemu, "-smp", "1")), job)
+        raise JobError("run-qemu.sh --print-config failed: %s"
+                       % p.stderr.strip())
+    try:
+        cfg = json.loads(p.stdout)
+        return (cfg["kernel_args"].split(), cfg["memory_mb"], cfg["smp"],
+                cfg["job"])
+    except (ValueError, KeyError, AttributeError) as e:
+        raise JobError("run-qemu.sh --print-config gave no config (%s): %s"
+                       % (e, p.stdout.strip()[:300]))
 
 
 def metrics_spec(c):

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Shared paths and helpers of the bench unit tests.  What a benchmark's
 CSV holds and what page size a backing promises come from the contract
-(bench/contract.py), never from a copy here."""
-import importlib.util
+(bench/contract.py), never from a copy here.  bench/ is on sys.path
+after this import: `import benchrun` is bench/run.py's code."""
 import json
 import os
 import subprocess
@@ -33,14 +33,6 @@ def columns(bench):
 
 def promised_kb(backing):
     return contract.load().backing(backing)["page_kb"]
-
-
-def load_run_module():
-    spec = importlib.util.spec_from_file_location(
-        "bench_run", os.path.join(ROOT, "bench", "run.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def benchtool(*args, stdin=""):

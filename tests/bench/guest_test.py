@@ -28,7 +28,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (REQUIRED_MACHINE, REQUIRED_META, REQUIRED_METHOD,  # noqa
-                    ROOT, contract, load_run_module, promised_kb)
+                    ROOT, contract, promised_kb)
+import benchrun  # noqa: E402
 from harness import Tally  # noqa: E402
 
 OUT = os.path.join(ROOT, "build", "bench-guest-test")
@@ -99,7 +100,7 @@ def read_csvs(t, run_dir, c):
 
 def tiny_sizes(bench):
     """The working sets the tiny profile gives bench, from bench/run.py."""
-    run = load_run_module()
+    run = benchrun
     a = run.profile_args(run.profile("tiny", "guest"), bench)
     return {run.size_bytes(x) for x in a[a.index("--sizes") + 1].split(",")}
 
@@ -107,7 +108,7 @@ def tiny_sizes(bench):
 def tiny_backings(bench, c, arch):
     """The backings the tiny guest profile gives bench on arch (faultscale
     leaves the 1 GB ones out), from bench/run.py."""
-    run = load_run_module()
+    run = benchrun
     p = run.profile("tiny", "guest", None, c, arch=arch)
     return run.bench_backings(p, bench, argparse.Namespace(backings=None, arch=arch), c)
 
@@ -116,7 +117,7 @@ def check_backings(t, meta, rows, c, arch):
     """Every backing arch has a pool for measured, at its page size, at the
     same points."""
     backs = meta.get("backings", {})
-    for name in load_run_module().arch_backings(c, arch):
+    for name in benchrun.arch_backings(c, arch):
         b = backs.get(name, {})
         t.record("%s measured" % name, b.get("status") == "measured",
                  "%s: %s" % (b.get("status", "absent"), b.get("reason", "")))
@@ -187,7 +188,7 @@ def check_realprog(t, run_dir, meta):
     except OSError as e:
         t.record("realprog.csv exists", False, str(e))
         return
-    want = load_run_module().REALPROG_BACKINGS.split(",")
+    want = benchrun.REALPROG_BACKINGS.split(",")
     got = {r["backing"]: r for r in rows}
     t.record("realprog: a row for every backing", sorted(got) == sorted(want),
              str(sorted(got)))
@@ -272,7 +273,7 @@ def main():
         # realprog and the preload probe run x86_64 programs (Debian's xz,
         # a gcc-built probe) under hugepreload.so; the arm64 run has neither.
         t.record("arm64: meta.json says why there is no realprog",
-                 load_run_module().ARM64_NO_REALPROG in meta.get("notes", []),
+                 benchrun.ARM64_NO_REALPROG in meta.get("notes", []),
                  str(meta.get("notes"))[:300])
         t.record("arm64: the TLB model is neoverse-n1",
                  (meta.get("tlb_model") or {}).get("preset") == "neoverse-n1",

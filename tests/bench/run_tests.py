@@ -21,14 +21,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
-from common import load_run_module  # noqa: E402
+import common  # noqa: E402,F401  (puts bench/ on sys.path)
+import benchrun  # noqa: E402
 
 SUITE_PAGES = 16
 
 
 def main(argv):
     failfast, names = harness.only_args(argv)
-    pools = load_run_module().HugePools()
+    pools = benchrun.HugePools()
     # The whole suite changes the host's pools and THP (bench/hostlock.py):
     # another run waits until they are back, and the suite's own native runs
     # find it holding the lock.

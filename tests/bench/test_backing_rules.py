@@ -16,7 +16,8 @@ import tempfile
 import unittest
 
 from benchbin import BenchRun
-from common import BINDIR, benchtool, load_run_module
+from common import BINDIR, benchtool
+import benchrun  # noqa: E402
 
 POOL = "/sys/kernel/mm/hugepages/hugepages-2048kB/"
 
@@ -54,7 +55,7 @@ class Populate(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.pools = load_run_module().HugePools()
+        cls.pools = benchrun.HugePools()
         held = cls.pools.read(2048) - cls.pools.read(2048, "free_hugepages")
         # root only: without it a pool that happens to have free pages
         # would decide whether the test runs

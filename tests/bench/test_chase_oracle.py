@@ -28,12 +28,12 @@ import unittest
 from unittest import mock
 
 from benchbin import BenchRun
-from common import BINDIR, load_run_module
+from common import BINDIR
 
 MB = 1 << 20
 RUNS, ATTEMPTS = 3, 3
 HOPS = "512K"
-run_py = load_run_module()
+import benchrun as run_py  # noqa: E402
 
 
 def chase_min(backings, wss, runs=RUNS):
@@ -186,7 +186,7 @@ class RunPyOracle(unittest.TestCase):
         self.assertFalse(self.res.meta["errors"])
 
     def check(self, load=0.0):
-        with mock.patch.object(run_py.os, "getloadavg",
+        with mock.patch.object(os, "getloadavg",
                                return_value=(load, load, load)):
             return run_py.check_chase_oracle(self.res, self.dir)
 

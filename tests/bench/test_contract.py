@@ -8,6 +8,7 @@ import unittest
 
 from benchbin import BenchRun
 from common import BINDIR, benchtool
+from common import contract as contract_py
 
 
 def contract():
@@ -75,16 +76,31 @@ class TestContract(unittest.TestCase):
         self.assertEqual(len(names), len(set(names)))
         for b in bk:
             self.assertRegex(b["colour"], r"^#[0-9A-Fa-f]{6}$")
-            self.assertIn(b["page_kb"], (4, 64, 2048, 32768, 1048576))
-            self.assertIn(b["pool_kb"], (0, 64, 2048, 32768, 1048576))
+            pools = tuple(p.kb for p in contract_py.POOLS)
+            self.assertIn(b["page_kb"], (4,) + pools)
+            self.assertIn(b["pool_kb"], (0,) + pools)
             self.assertTrue(b["desc"])
             if b["pool_kb"]:
                 self.assertEqual(b["pool_kb"], b["page_kb"], b)
+            # the flag run.py sets THP for is the advice the row describes
+            self.assertEqual(b["thp"], "MADV_HUGEPAGE" in b["desc"], b)
         p = subprocess.run([os.path.join(BINDIR, "chase"), "--help"],
                            capture_output=True, text=True)
         line = [l for l in p.stdout.splitlines()
                 if l.startswith("backings:")][0]
         self.assertEqual(line.split()[1:], names)
+
+    def test_a_pool_outside_the_pool_table_is_refused(self):
+        """A backing row drawing on a page size bench/contract.py's POOLS
+        lacks (run-qemu.sh could not give the guest that pool) is named."""
+        row = {"name": "devhugetlb-16M", "page_kb": 16384, "pool_kb": 16384,
+               "colour": "#000000"}
+        with self.assertRaisesRegex(contract_py.ContractError,
+                                    "devhugetlb-16M.*16384 kB pool.*POOLS"):
+            contract_py.Contract({"benches": [], "backings": [row]}, "test")
+        table = dict(self.c, backings=self.c["backings"] + [dict(
+            row, page_kb=2048, pool_kb=2048)])
+        contract_py.Contract(table, "test")     # a known size is fine
 
 
 class TestBadOptions(unittest.TestCase):

@@ -10,7 +10,8 @@ import tempfile
 import unittest
 
 from benchbin import BenchRun
-from common import BINDIR, load_run_module
+from common import BINDIR
+import benchrun  # noqa: E402
 
 SIZE = 4 << 20
 ARGS = ["--sizes", "4M", "--reps", "3", "--warmup", "1"]
@@ -84,7 +85,7 @@ class TestFaultTimedRegion(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.pools = load_run_module().HugePools()
+        cls.pools = benchrun.HugePools()
         held = cls.pools.read(2048) - cls.pools.read(2048, "free_hugepages")
         # root only: without it a pool that happens to have free pages
         # would decide, and hugetlbfs and SHM_HUGETLB need root anyway

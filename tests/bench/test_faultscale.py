@@ -15,7 +15,8 @@ import tempfile
 import unittest
 
 from benchbin import BenchRun
-from common import BINDIR, load_run_module
+from common import BINDIR, contract
+import benchrun  # noqa: E402
 
 CPUS = sorted(os.sched_getaffinity(0))
 N = len(CPUS)
@@ -419,7 +420,7 @@ class Skips(unittest.TestCase):
                       skip["reason"])
 
     def test_run_py_keeps_every_skip(self):
-        run = load_run_module()
+        run = benchrun
         with tempfile.TemporaryDirectory() as d:
             res = run.Results(d, "r", {})
             for n in (2, 3):
@@ -462,7 +463,7 @@ class Profiles(unittest.TestCase):
     quick natively gives each task half of 1 GB over the CPUs."""
 
     def setUp(self):
-        self.run = load_run_module()
+        self.run = benchrun
 
     def args(self, p):
         a = p["faultscale"]
@@ -490,7 +491,7 @@ class Profiles(unittest.TestCase):
 
     def test_guest_boots_with_the_vcpus(self):
         run = self.run
-        c = run.contract.load()
+        c = contract.load()
         args = run.parse_args(["--mode", "guest", "--profile", "quick"], c)
         p = run.profile("quick", "guest", None, c)
         runs = run.invocations(p, args, "auto", c.bench_names(), c)

@@ -21,7 +21,7 @@ from common import ROOT
 RUN = """
 import json, sys, time
 sys.path.insert(0, %(bench)r)
-from run import HugePools
+from benchrun import HugePools
 pools = HugePools(%(sysfmt)r)
 pools.hold()
 want = pools.read(2048) + 8

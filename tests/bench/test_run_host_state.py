@@ -12,9 +12,9 @@ import tempfile
 import unittest
 from unittest import mock
 
-from common import contract, load_run_module
+from common import contract
 
-run = load_run_module()
+import benchrun as run  # noqa: E402
 MB = 1 << 20
 
 
@@ -68,7 +68,7 @@ class MainRestoresPools(unittest.TestCase):
                 "--backings", "devhugetlb", "--no-1g",
                 "--results-dir", self.results]
         with mock.patch.object(run.HugePools, "SYS", self.fake.fmt), \
-                mock.patch.object(run, "stream_lines", stream_lines), \
+                mock.patch.object(run.native, "stream_lines", stream_lines), \
                 mock.patch("sys.stdout"), mock.patch("sys.stderr"):
             return run.main(argv)
 
@@ -113,8 +113,9 @@ class PoolDecisions(unittest.TestCase):
         # need 512 more, so the pool goes to 518
         fake = FakePools(self, {2048: 10}, {2048: 4})
         pools = fake.pools()
-        with mock.patch.object(run, "guest_ram_on_host_pool", lambda cmd: 1024), \
-                mock.patch.object(run, "stream_lines", lambda *a, **k: 0), \
+        with mock.patch.object(run.guest, "guest_ram_on_host_pool",
+                               lambda cmd: (1024, 2048)), \
+                mock.patch.object(run.guest, "stream_lines", lambda *a, **k: 0), \
                 mock.patch("sys.stdout"):
             self.assertEqual(run.run_guest(self.res(), ["run-qemu.sh"], pools), 0)
         self.assertEqual(fake.nr(2048), 518)
@@ -125,14 +126,14 @@ class PoolDecisions(unittest.TestCase):
         # 10 free 2 MB pages: 20 MiB, cut down to whole 3 x 4 KB steps
         res = self.res()
         with mock.patch("sys.stdout"):
-            cmd = run.streamk_fit_pool(res, ["/b/streamk", "--sizes", "64M"], 10)
+            cmd = run.fit_pool(res, "streamk", ["/b/streamk", "--sizes", "64M"], 10, 3)
         room = int(cmd[2])
         self.assertEqual(room % (3 * 4096), 0)
         self.assertLessEqual(room, 20 * MB)
         self.assertGreater(room, 20 * MB - 3 * 4096)
         self.assertIn("instead of %d B" % (64 * MB), res.meta["notes"][0])
-        self.assertEqual(run.streamk_fit_pool(res, ["/b/streamk", "--sizes", "4M"],
-                                              10), ["/b/streamk", "--sizes", "4M"])
+        self.assertEqual(run.fit_pool(res, "streamk", ["/b/streamk", "--sizes", "4M"],
+                                      10, 3), ["/b/streamk", "--sizes", "4M"])
 
     def test_pool_sizes_round_up_to_whole_pages(self):
         # 3 MiB + 1 byte take two 2 MB pages and one 1 GB page (plus the

@@ -11,7 +11,8 @@ import re
 import unittest
 
 from benchbin import BenchRun
-from common import load_run_module
+import common  # noqa: F401  (puts bench/ on sys.path)
+import benchrun  # noqa: E402
 
 BACKINGS = ["devzero", "thp", "memfd"]
 POOL = "/sys/kernel/mm/hugepages/hugepages-%dkB/nr_hugepages"
@@ -32,7 +33,7 @@ def trace(run):
 class TestRunOrder(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.pools = load_run_module().HugePools(POOL)
+        cls.pools = benchrun.HugePools(POOL)
         want = cls.pools.read(2048) - cls.pools.read(2048, "free_hugepages")
         if cls.pools.raise_to(2048, want + 8) < want + 8:
             cls.pools.restore()

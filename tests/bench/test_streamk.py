@@ -13,11 +13,14 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
 from benchbin import BenchRun
-from common import BINDIR, benchtool, contract, load_run_module
+from common import BINDIR, benchtool, contract
 
-run = load_run_module()
+import benchrun as run  # noqa: E402
+# STREAM's a, b and c: the contract's arrays per working set
+WSS_ARRAYS = contract.load().arrays("streamk")
 
 SIZE = 3 << 20                   # three arrays of about 1 MB
 ARGS = ["--sizes", "3M", "--backings", "devzero", "--warmup", "1"]
@@ -51,6 +54,15 @@ class TestRows(unittest.TestCase):
             want = 1e-6 * int(r["bytes_per_iter"]) / float(r["best_s"])
             self.assertAlmostEqual(float(r["mb_per_s"]), want,
                                    delta=want * 1e-3 + 0.1, msg=r)
+
+    def test_the_contracts_arrays_fill_the_working_set(self):
+        """bench/run.py sizes and cuts streamk by the contract's arrays:
+        that many arrays of array_bytes fit the working set, and one more
+        would not."""
+        for r in self.res.rows:
+            wss, arr = int(r["wss_bytes"]), int(r["array_bytes"])
+            self.assertLessEqual(WSS_ARRAYS * arr, wss, r)
+            self.assertGreater((WSS_ARRAYS + 1) * arr, wss, r)
 
     def test_best_of_the_iterations_after_the_first(self):
         for r in self.res.rows:
@@ -449,7 +461,7 @@ class TestFitPool(unittest.TestCase):
 
     def test_cut_to_the_free_pages_with_a_note(self):
         cmd = ["/x/streamk", "--sizes", str(6 << 30), "--reps", "9"]
-        got = run.streamk_fit_pool(self.res, cmd, 1000)
+        got = run.fit_pool(self.res, "streamk", cmd, 1000, WSS_ARRAYS)
         size = int(got[2])
         self.assertLessEqual(size, 1000 * (2 << 20))
         self.assertGreater(size, 1000 * (2 << 20) - 3 * 4096)
@@ -457,16 +469,34 @@ class TestFitPool(unittest.TestCase):
         self.assertEqual(got[3:], ["--reps", "9"])
         self.assertIn("1000 free pages", self.res.meta["notes"][0])
 
-    def test_the_native_build_cut_too(self):
-        cmd = ["/x/streamk-native", "--sizes", str(6 << 30)]
-        self.assertLess(int(run.streamk_fit_pool(self.res, cmd, 1000)[2]),
-                        6 << 30)
+    def test_only_the_profiles_fit_pool_benchmarks_are_cut(self):
+        """run_native cuts the profile's fit_pool benchmarks (streamk's
+        native build too), in whole steps of the contract's arrays, and
+        leaves the others as they are."""
+        class Pools:
+            def read(self, kb, name="nr_hugepages"):
+                return 1000
+        big = str(6 << 30)
+        runs = [("fault", []), ("streamk", [])]
+        cmds = [["/x/fault", "--sizes", big],
+                ["/x/streamk-native", "--sizes", big]]
+        ran = []
+        p = run.profile("quick", "native", 64 << 30, contract.load())
+        with mock.patch.object(run.native, "raise_pools", lambda *a: None), \
+                mock.patch.object(run.native, "stream_lines",
+                                  lambda cmd, res: ran.append(cmd) or 0), \
+                mock.patch("sys.stdout"):
+            run.run_native(self.res, runs, cmds, Pools(), p, True,
+                           contract.load())
+        self.assertEqual(ran[0], cmds[0])
+        size = int(ran[1][2])
+        self.assertLess(size, 6 << 30)
+        self.assertEqual(size % (WSS_ARRAYS * 4096), 0)
 
-    def test_left_alone_when_it_fits_or_is_not_streamk(self):
+    def test_left_alone_when_it_fits(self):
         cmd = ["/x/streamk", "--sizes", "384K"]
-        self.assertEqual(run.streamk_fit_pool(self.res, cmd, 10), cmd)
-        cmd = ["/x/chase", "--sizes", "1G"]
-        self.assertEqual(run.streamk_fit_pool(self.res, cmd, 10), cmd)
+        self.assertEqual(run.fit_pool(self.res, "streamk", cmd, 10, WSS_ARRAYS),
+                         cmd)
         self.assertNotIn("notes", self.res.meta)
 
 

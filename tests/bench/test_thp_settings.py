@@ -15,9 +15,9 @@ import tempfile
 import unittest
 from unittest import mock
 
-from common import contract, load_run_module, promised_kb, thp_shortfall
+from common import contract, promised_kb, thp_shortfall
 
-run = load_run_module()
+import benchrun as run  # noqa: E402
 THP = "sys/kernel/mm/transparent_hugepage"
 OFF = {"enabled": "always madvise [never]",
        "defrag": "always [defer] defer+madvise madvise never",
@@ -106,7 +106,7 @@ class TestRunWithThp(unittest.TestCase):
     def main(self, root, results, **patches):
         argv = ["--mode", "native", "--profile", "tiny", "--benches",
                 "streamk", "--backings", "thp", "--results-dir", results]
-        with mock.patch.multiple(run, HOST_ROOT=root, **patches):
+        with mock.patch.multiple(run.cli, HOST_ROOT=root, **patches):
             rc = run.main(argv)
         with open(os.path.join(results, "latest", "meta.json")) as f:
             return rc, json.load(f)
@@ -190,7 +190,7 @@ class TestRunWithThp(unittest.TestCase):
         self.addCleanup(shutil.rmtree, results)
         argv = ["--mode", "native", "--profile", "tiny", "--benches",
                 "streamk", "--backings", "devzero", "--results-dir", results]
-        with mock.patch.object(run, "HOST_ROOT", root), \
+        with mock.patch.object(run.cli, "HOST_ROOT", root), \
                 mock.patch.object(run.ThpSettings, "_write") as w:
             self.assertEqual(run.main(argv), 0)
         w.assert_not_called()

@@ -21,7 +21,8 @@ import sys
 import unittest
 
 from benchbin import BenchRun
-from common import ROOT, benchtool, load_run_module
+from common import ROOT, benchtool
+import benchrun  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import tlbknees  # noqa: E402
@@ -119,7 +120,7 @@ class TestOracle(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.pools = load_run_module().HugePools(POOL)
+        cls.pools = benchrun.HugePools(POOL)
         want = cls.pools.read(2048) - cls.pools.read(2048, "free_hugepages")
         if cls.pools.raise_to(2048, want + 20) < want + 20:
             cls.pools.restore()

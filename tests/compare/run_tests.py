@@ -185,7 +185,7 @@ class CompareTests(unittest.TestCase):
         pop = dict(base)
         pop[("devhugetlb", "populate")] = 80.0
         st, _ = C.compare_runs(same, [(meta(), fault_rows(pop))], 3.0,
-                               gate_modes=("demand", "setup"), out=out)
+                               gate=C.CHECK_GATE, out=out)
         assert st == C.EXIT_OK, out.getvalue()
 
     def test_compare_runs_refuses_mismatch(self):
@@ -478,6 +478,62 @@ class Verdicts(unittest.TestCase):
                                  [(meta(), self.stream_rows(11.0))], 5.0,
                                  out=out)
         self.assertEqual((st, res[0]["verdict"]), (C.EXIT_OK, "improvement"))
+
+
+class ByColumnName(unittest.TestCase):
+    """compare reads points by column name: the same runs with the CSV's
+    columns and the contract's key in another order give the same
+    verdicts, and the CI gate (fault's demand and setup) still holds."""
+
+    BASE = {("devhugetlb", "setup"): 10.0, ("devhugetlb", "demand"): 50.0,
+            ("devhugetlb", "populate"): 40.0}
+
+    def write_run(self, d, vals, order):
+        """A run folder whose fault.csv has its columns in order."""
+        os.makedirs(d)
+        with open(os.path.join(d, "meta.json"), "w") as f:
+            json.dump(meta(), f)
+        rows = fault_rows(vals)["fault"]
+        with open(os.path.join(d, "fault.csv"), "w") as f:
+            f.write(",".join(order) + "\n")
+            for r in rows:
+                f.write(",".join(r.get(c, "0") for c in order) + "\n")
+        return C.load_run(d)
+
+    def verdicts(self, d, order):
+        slow = dict(self.BASE)
+        slow[("devhugetlb", "setup")] = 12.0       # gated: a regression
+        slow[("devhugetlb", "populate")] = 80.0    # not gated
+        a = self.write_run(os.path.join(d, "a"), self.BASE, order)
+        b = self.write_run(os.path.join(d, "b"), slow, order)
+        st, res = C.compare_runs([a], [b], 3.0, gate=C.CHECK_GATE,
+                                 out=io.StringIO())
+        return st, sorted((r["label"], r["verdict"], r["gated"])
+                          for r in res)
+
+    def test_reordered_columns_and_key_give_the_same_verdicts(self):
+        c = contract.load()
+        cols = list(c.bench("fault")["columns"])
+        with tempfile.TemporaryDirectory() as d:
+            st, want = self.verdicts(os.path.join(d, "as-is"), cols)
+            self.assertEqual(st, C.EXIT_REGRESSION, want)
+            # another contract: fault's columns reversed, its key rotated
+            with open(c.source) as f:
+                data = json.load(f)
+            for b in data["benches"]:
+                if b["name"] == "fault":
+                    b["columns"] = cols[::-1]
+                    b["key"] = b["key"][1:] + b["key"][:1]
+            path = os.path.join(d, "contract.json")
+            with open(path, "w") as f:
+                json.dump(data, f)
+            with mock.patch.dict(os.environ, {"BENCH_CONTRACT": path}):
+                got_st, got = self.verdicts(os.path.join(d, "reordered"),
+                                            cols[::-1])
+            # labels name the key's values in the contract's order
+            norm = lambda v: sorted(  # noqa: E731
+                (" ".join(sorted(lab.split())), vd, g) for lab, vd, g in v)
+            self.assertEqual((got_st, norm(got)), (st, norm(want)))
 
 
 class ExitStatuses(unittest.TestCase):

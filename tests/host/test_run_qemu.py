@@ -7,6 +7,7 @@ files instead, and the host-pages check runs against a fake QEMU that only
 maps memory.  The guest-side behaviour is tested by guest_harness() in
 tests/run.py.
 """
+import json
 import os
 import shlex
 import signal
@@ -19,7 +20,7 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUN_QEMU = os.path.join(ROOT, "run-qemu.sh")
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from contract import QEMU_EXIT  # noqa: E402
+from contract import POOLS, QEMU_EXIT  # noqa: E402
 
 # A QEMU that maps its -m bytes of RAM (MADV_HUGEPAGE with FAKE_THP=1, as
 # QEMU does), creates an empty console file and ends after two seconds.
@@ -466,7 +467,7 @@ class RunQemuOptions(unittest.TestCase):
         # 64 x 32 MB fill a 2 GB guest: refused before booting.
         r = self.run_qemu("--arch", "arm64", "--hugepages-32m", "64", "--dry-run")
         self.assertEqual(r.returncode, QEMU_EXIT["NOPOOL"][0])
-        self.assertIn("64 x 64 KB + 64 x 2 MB + 0 x 1 GB + 64 x 32 MB huge pages need 2180 MB",
+        self.assertIn("64 x 64 KB + 64 x 2 MB + 64 x 32 MB + 0 x 1 GB huge pages need 2180 MB",
                       r.stderr)
 
     def test_arm64_job_channel_and_exit_status(self):
@@ -484,6 +485,122 @@ class RunQemuOptions(unittest.TestCase):
         self.assertIn("virtconsole,chardev=job", argv)
         self.assertIn("stdio,id=job,signal=off", argv)
         self.assertNotIn("chardev:job", argv)
+
+
+def config_disagreements(config, dry_run_out):
+    """Where run-qemu.sh --print-config's JSON and the QEMU command line
+    --dry-run printed for the same options differ: memory, CPUs, kernel
+    arguments, each pool's pages, and the memory backend under guest RAM."""
+    words = shlex.split(next(l for l in dry_run_out.splitlines()
+                             if l.startswith("qemu-system")))
+    opt = lambda o: words[words.index(o) + 1] if o in words else None  # noqa: E731
+    bad = []
+    if opt("-m") != "%dM" % config["memory_mb"] and \
+            opt("-m") != "%dG" % (config["memory_mb"] // 1024):
+        bad.append("memory: -m %s, config %d MB" % (opt("-m"),
+                                                    config["memory_mb"]))
+    if opt("-smp") != str(config["smp"]):
+        bad.append("smp: -smp %s, config %d" % (opt("-smp"), config["smp"]))
+    append = opt("-append") or ""
+    if append != config["kernel_args"]:
+        bad.append("kernel args: %r, config %r" % (append,
+                                                   config["kernel_args"]))
+    args = append.split()
+    booted = {}
+    for i, w in enumerate(args[:-1]):
+        if w.startswith("hugepagesz=") and args[i + 1].startswith("hugepages="):
+            kb = next(p.kb for p in POOLS if p.name == w.partition("=")[2])
+            booted[kb] = int(args[i + 1].partition("=")[2])
+    said = {p["page_kb"]: p["count"] for p in config["pools"]}
+    if booted != said:
+        bad.append("pools: kernel %s, config %s" % (booted, said))
+    lines = dry_run_out.splitlines()
+    job = lines[lines.index("/job/cmd:") + 1] if "/job/cmd:" in lines else None
+    if job != config["job"]:
+        bad.append("job: /job/cmd %r, config %r" % (job, config["job"]))
+    memfd = [w for w in words if w.startswith("memory-backend-memfd,")]
+    ram = config["guest_ram"]
+    if ram["hugetlb"] != bool(memfd):
+        bad.append("guest RAM on hugetlb: QEMU %s, config %s" % (
+            bool(memfd), ram["hugetlb"]))
+    elif memfd and "size=%dM" % ram["size_mb"] not in memfd[0].split(","):
+        bad.append("guest RAM: QEMU %s, config %d MB" % (memfd[0],
+                                                        ram["size_mb"]))
+    return bad
+
+
+class PrintConfig(unittest.TestCase):
+    """--print-config says what a boot with the same options uses."""
+
+    # the fake CPU and kernel of RunQemuOptions, without its tests
+    setUp, tearDown = RunQemuOptions.setUp, RunQemuOptions.tearDown
+    write_cpuinfo = RunQemuOptions.write_cpuinfo
+    run_qemu = RunQemuOptions.run_qemu
+
+    CASES = ([], ["--hugepages", "12", "--hugepages-1g", "2"],
+             ["--mem", "3G", "--smp", "2"],
+             ["--accel", "kvm", "--mem", "1G", "--hugepages", "8"],
+             ["--accel", "kvm", "--host-pages", "thp"],
+             ["--arch", "arm64", "--hugepages-32m", "2", "--hugepages-1g", "1"],
+             ["--smp", "2", "--", "sh", "-c", "echo \"it's\"\tdone\\n"])
+
+    @staticmethod
+    def with_option(args, opt):
+        """args with opt before the guest command (-- CMD), if any."""
+        at = args.index("--") if "--" in args else len(args)
+        return args[:at] + [opt] + args[at:]
+
+    def config(self, *args):
+        r = self.run_qemu(*self.with_option(list(args), "--print-config"),
+                          files=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
+    def test_config_is_what_a_boot_uses(self):
+        for args in self.CASES:
+            with self.subTest(args=args):
+                cfg = self.config(*args)
+                r = self.run_qemu(*self.with_option(args, "--dry-run"))
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(config_disagreements(cfg, r.stdout), [])
+
+    def test_pools_and_host_ram(self):
+        cfg = self.config("--accel", "kvm", "--mem", "1G", "--hugepages", "8")
+        self.assertEqual(cfg["pools"], [{"page_kb": 2048, "count": 8},
+                                        {"page_kb": 1048576, "count": 0}])
+        self.assertEqual((cfg["guest_ram"]["hugetlb"],
+                          cfg["guest_ram"]["page_kb"],
+                          cfg["guest_ram"]["size_mb"]), (True, 2048, 1024))
+        cfg = self.config()
+        self.assertEqual((cfg["accel"], cfg["host_pages"],
+                          cfg["guest_ram"]["hugetlb"]), ("tcg", None, False))
+        arm = self.config("--arch", "arm64")
+        self.assertEqual([p["page_kb"] for p in arm["pools"]],
+                         [p.kb for p in POOLS if "arm64" in p.arches])
+
+    def test_a_config_that_drifts_from_the_boot_is_caught(self):
+        """A run-qemu.sh whose memfd is sized off the guest's memory (a
+        deliberate mismatch in a copy): the check above names it."""
+        with open(RUN_QEMU) as f:
+            text = f.read()
+        bad = text.replace("memory-backend-memfd,id=ram0,size=${mem_mb}M",
+                           "memory-backend-memfd,id=ram0,size=$((mem_mb + 2))M")
+        self.assertNotEqual(bad, text)
+        os.symlink(os.path.join(ROOT, "bench"), os.path.join(self.tmp.name, "bench"))
+        script = os.path.join(self.tmp.name, "run-qemu.sh")
+        with open(script, "w") as f:
+            f.write(bad)
+        os.chmod(script, 0o755)
+        args = ["--accel", "kvm", "--mem", "1G"]
+        env = dict(os.environ, RUN_QEMU_CPUINFO=self.cpuinfo, RUN_QEMU_KVM_DEV=self.kvm)
+        cfg = json.loads(subprocess.run([script] + args + ["--print-config"], env=env,
+                                        capture_output=True, text=True).stdout)
+        r = subprocess.run([script, "--kernel", self.kernel, "--initrd", self.initrd]
+                           + args + ["--dry-run"], env=env, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(config_disagreements(cfg, r.stdout),
+                         ["guest RAM: QEMU memory-backend-memfd,id=ram0,size=1026M,"
+                          "hugetlb=on,hugetlbsize=2M,prealloc=on, config 1024 MB"])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,253 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Run the benchmark profile in the QEMU guest or natively; collect results.
+
+bench/run.py's command line and main(): the profile, the invocations, the
+host's state around them and the run's meta.json (see bench/run.py)."""
+
+import argparse
+import datetime
+import os
+import platform
+import shlex
+import signal
+import sys
+
+import contract
+
+from .base import ROOT
+from .guest import guest_command, run_guest
+from .host import (NODE_POOL, ThpSettings, git_rev, host_cpu, loadavg,
+                   machine_state, mem_available, pinned_node, qemu_version)
+from .native import run_native
+from .plan import invocations, native_binary
+from .pools import HugePools, needs_pools, together, wants_1g
+from .profiles import (REALPROG, REALPROG_BACKINGS, host_llc, override_sizes,
+                       profile, size_pools)
+from .rows import Results, check_exits, new_run_id, report
+
+
+# Where the host's /proc and /sys are read and THP is set (tests point it
+# at a fake tree).
+HOST_ROOT = "/"
+
+# The TLB model of the arm64 guest's runs: -cpu max is no real core, and
+# the chase cannot pick a preset from a CPU the event tables do not know
+# (bench/pmu.c), so the model is the Neoverse N1's (bench/tlbmodel.c).
+ARM64_PRESET = "neoverse-n1"
+
+# Why the arm64 run has no real-program step (meta.json notes).
+ARM64_NO_REALPROG = ("realprog not run on arm64: it runs Debian's x86_64 "
+                     "xz under an LD_PRELOAD library (bench/realprog/), "
+                     "and the arm64 initramfs holds neither")
+
+
+def parse_args(argv, c):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mode", choices=("guest", "native"), required=True)
+    ap.add_argument("--arch", choices=contract.ARCHES,
+                    help="guest: the guest's architecture (default: arm64 "
+                    "for a --kernel named Image*, else x86_64); native: "
+                    "this host's")
+    ap.add_argument("--profile", default="quick",
+                    choices=("tiny", "quick", "full"))
+    ap.add_argument("--benches", default=None,
+                    help="comma list (default: %(default)s; realprog is "
+                    "the real-program step)")
+    ap.add_argument("--backings", help="comma list (default: all)")
+    ap.add_argument("--rotate", type=int, default=0,
+                    help="start each benchmark's backings this many "
+                    "positions further on (default 0)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--model", default="auto",
+                    help="TLB model preset or spec for the chase (default "
+                    "auto: the chase picks the preset of the core it is "
+                    "pinned to, else its CPUID geometry on bare metal, "
+                    "else no model, saying why)")
+    ap.add_argument("--results-dir", default=os.path.join(ROOT, "results"))
+    ap.add_argument("--bindir", default=os.path.join(ROOT, "build", "bench"))
+    ap.add_argument("--run-qemu", default=os.path.join(ROOT, "run-qemu.sh"))
+    ap.add_argument("--kernel", help="guest: bzImage (arm64: Image) for "
+                    "run-qemu.sh")
+    ap.add_argument("--initrd", help="guest: initramfs for run-qemu.sh")
+    ap.add_argument("--qemu-arg", action="append", default=[],
+                    help="extra run-qemu.sh argument (repeatable)")
+    ap.add_argument("--no-1g", action="store_true",
+                    help="do not preallocate 1 GB pages")
+    ap.add_argument("--sizes", help="override the profile's working sets "
+                    "(chase and stream), e.g. 1G or 16K,6M,1G")
+    ap.add_argument("--dry-run", action="store_true")
+    args = ap.parse_args(argv)
+    args.benches_given = args.benches is not None
+    if not args.benches_given:
+        args.benches = ",".join(c.bench_names() + [REALPROG])
+    set_arch(ap, args)
+    try:
+        for b in args.benches.split(","):
+            if b != REALPROG:
+                c.bench(b)
+        for b in (args.backings or "").split(",") if args.backings else []:
+            if b not in REALPROG_BACKINGS.split(","):
+                c.backing(b)
+    except contract.ContractError as e:
+        ap.error(str(e))
+    return args
+
+
+def set_arch(ap, args):
+    """args.arch from --arch, the kernel's name or the host; on arm64 the
+    model preset (ARM64_PRESET) and no real-program step by default."""
+    host = {"aarch64": "arm64"}.get(platform.machine(), platform.machine())
+    if args.mode == "native":
+        if args.arch and args.arch != host:
+            ap.error("--arch %s with --mode native on a %s host: native runs "
+                     "measure this host; use --mode guest" % (args.arch,
+                                                              host))
+        args.arch = host if host in contract.ARCHES else "x86_64"
+    elif not args.arch:
+        kernel = os.path.basename(args.kernel or "")
+        args.arch = "arm64" if kernel.startswith("Image") else "x86_64"
+    if args.arch != "arm64":
+        return
+    if args.model == "auto":
+        args.model = ARM64_PRESET
+    benches = args.benches.split(",")
+    if REALPROG in benches:
+        if args.benches_given:
+            ap.error(ARM64_NO_REALPROG)
+        args.benches = ",".join(b for b in benches if b != REALPROG)
+
+
+def first_meta(args, run_id, cmds, runs):
+    guest = args.mode == "guest"
+    state = machine_state(HOST_ROOT)
+    meta = {
+        "run_id": run_id,
+        "date": datetime.datetime.now().astimezone().isoformat(
+            timespec="seconds"),
+        "git_rev": git_rev(),
+        "profile": args.profile,
+        "mode": args.mode,
+        "host_cpu": host_cpu(),
+        "kernel": None if guest else platform.release(),
+        "series_id": None if guest else "host",
+        "arch": args.arch,
+        "qemu": {"version": qemu_version(args.arch), "accel": None,
+                 "icount": None}
+        if guest else None,
+        "timing_source": None if guest else "native",
+        "commands": [" ".join(shlex.quote(x) for x in c) for c in cmds],
+        "backing_order": {},
+        "machine": dict(state, loadavg_start=loadavg(), loadavg_end=None,
+                        thp_in_run={"enabled": state["thp_enabled"],
+                                    "defrag": state["thp_defrag"]}),
+        # the cores QEMU's vCPU threads share in guest mode (faultscale)
+        "host_cpus": os.cpu_count(),
+        "status": "running",
+    }
+    for bench, argv in runs:
+        part = argv[argv.index("--backings") + 1].split(",")
+        meta["backing_order"].setdefault(bench, []).extend(part)
+    if state["hypervisor"] and not guest:
+        meta["notes"] = [contract.HYPERVISOR_NOTE]
+    if args.arch == "arm64" and not args.benches_given:
+        meta.setdefault("notes", []).append(ARM64_NO_REALPROG)
+    return meta
+
+
+def stop_signals():
+    """Turns the first SIGINT/SIGTERM/SIGHUP into KeyboardInterrupt and
+    ignores the rest, so they cannot cut the cleanup short (child, pools,
+    meta.json).  A signal that was ignored when we started (nohup, a
+    background job) stays ignored.  Returns a function that ignores them
+    all from then on."""
+    stops = [s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+             if signal.getsignal(s) != signal.SIG_IGN]
+
+    def ignore_stops():
+        for s in stops:
+            signal.signal(s, signal.SIG_IGN)
+
+    def on_term(sig, frame):
+        ignore_stops()
+        raise KeyboardInterrupt("signal %d" % sig)
+
+    for s in stops:
+        signal.signal(s, on_term)
+    return ignore_stops
+
+
+def main(argv=None):
+    c = contract.load()
+    args = parse_args(argv, c)
+    benches = [b for b in args.benches.split(",") if b]
+    p = profile(args.profile, args.mode, mem_available(), c,
+                llc=None if args.mode == "guest" else host_llc(),
+                arch=args.arch)
+    if args.sizes:
+        override_sizes(p, args.sizes, args.arch)
+    runs = invocations(p, args, args.model, benches, c)
+    selected = {b for bench, argv in runs if bench != REALPROG
+                for b in argv[argv.index("--backings") + 1].split(",")}
+    if REALPROG not in benches:
+        p.pop(REALPROG, None)
+    size_pools(p, with_1g=not args.no_1g and wants_1g(selected, c),
+               together=together(runs, c), mem_available=mem_available(),
+               arch=args.arch)
+
+    guest = args.mode == "guest"
+    if guest:
+        cmds = [guest_command(p, args, runs, c)]
+    else:
+        cmds = [[os.path.join(args.bindir, native_binary(b, c, args.bindir))]
+                + a for b, a in runs]
+    if args.dry_run:
+        for cmd in cmds:
+            print(" ".join(shlex.quote(x) for x in cmd))
+        return 0
+
+    os.makedirs(args.results_dir, exist_ok=True)
+    run_id = new_run_id(args.results_dir, args.mode, args.profile)
+    res = Results(args.results_dir, run_id,
+                  first_meta(args, run_id, cmds, runs))
+    print("bench: %s run %s -> %s" % (args.mode, args.profile, res.dir),
+          flush=True)
+    node = None if guest else pinned_node(args.bindir, HOST_ROOT)
+    pools = HugePools(None if node is None else
+                      os.path.join(HOST_ROOT, NODE_POOL % node))
+    res.meta["machine"]["pool_node"] = node
+    thp = ThpSettings(HOST_ROOT)
+    ignore_stops = stop_signals()
+    status, rc = "complete", 0
+    try:
+        # A native run holds the host-state lock throughout: it changes the
+        # pools and THP, and another native run would disturb its timings.
+        if not guest:
+            pools.hold()
+        # Natively THP is set for the thp backing (see ThpSettings).  A
+        # guest needs nothing set: it boots fresh with the project config's
+        # enabled=madvise, defrag=madvise and is discarded after the run;
+        # its values are recorded (thp_guest).
+        if not guest and any(c.needs_thp(b) for b in selected):
+            res.meta["machine"]["thp_in_run"] = thp.apply()
+            res.write_meta()
+        if guest:
+            rc = run_guest(res, cmds[0], pools)
+        else:
+            rc = run_native(res, runs, cmds, pools, p,
+                            needs_pools(selected, c) or REALPROG in benches, c)
+        rc = check_exits(res, benches, rc)
+        if rc:
+            status = "failed"
+    except KeyboardInterrupt:
+        status, rc = "interrupted", contract.QEMU_EXIT["INTERRUPTED"][0]
+        print("bench: interrupted", file=sys.stderr)
+    finally:
+        # From here to exit nothing is left to stop, and a signal would only
+        # turn a recorded status into a different exit code: ignore them.
+        ignore_stops()
+        pools.restore()
+        thp.restore()
+        res.meta["machine"]["loadavg_end"] = loadavg()
+        res.finish(status)
+    report(res, status)
+    return rc

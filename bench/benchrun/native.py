@@ -1,0 +1,155 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The native run: the binaries on the host kernel, one after another,
+with the pools raised, and each benchmark's oracle after it (the chase's:
+tests/bench/minichase.c)."""
+
+import csv
+import os
+import re
+import subprocess
+
+from .base import GB, KB_1G, KB_2M, MB
+from .pools import fit_pool, raise_pools
+from .rows import stream_lines
+
+
+def run_native(res, runs, cmds, pools, p, pooled, c):
+    """Runs cmds (the native commands of runs) in turn, each benchmark's
+    oracle (ORACLES) after it; the profile's fit_pool benchmarks cut to
+    the 2 MB pool's free pages."""
+    if pooled:
+        raise_pools(res, pools, p)
+        free = pools.read(KB_2M, "free_hugepages")
+        cmds = [fit_pool(res, bench, cmd, free, c.arrays(bench))
+                if bench in p.get("fit_pool", ()) else cmd
+                for (bench, _), cmd in zip(runs, cmds)]
+    else:
+        print("bench: no hugetlb backing selected; pools left alone")
+    rc = 0
+    for (bench, _), cmd in zip(runs, cmds):
+        r = stream_lines(cmd, res)
+        rc = rc or r
+        if bench in ORACLES and not r:
+            rc = rc or ORACLES[bench](res, os.path.dirname(cmd[0]))
+    return rc
+
+
+# The chase's oracle (issue 19, point 9): tests/bench/minichase.c, one
+# process, one mapping, one cycle over every line, no pinning, nothing
+# shared with bench/.  After a native run its least time per hop on the
+# page size of each backing the chase measured (at the largest line-hop
+# size up to ORACLE_MAX, if that is at least ORACLE_MIN: smaller working
+# sets live in the caches, where the TLB question is not asked) must be
+# within ORACLE_TOLERANCE of the chase's ns_min; a disagreement fails the
+# run (meta.json chase_oracle says which), unless the load average was
+# above the CPU count: then it is a note, as wall time means little there.
+ORACLE_KINDS = {4: "4k", KB_2M: "2m", KB_1G: "1g"}
+
+ORACLE_TOLERANCE = 0.10
+
+ORACLE_MIN, ORACLE_MAX = 64 * MB, GB
+
+ORACLE_RUNS = 3
+
+ORACLE_ATTEMPTS = 3
+
+
+def minichase(bindir, kind, wss, hops, runs=ORACLE_RUNS):
+    """(least ns per hop over runs runs of the oracle, None) or (None,
+    why).  It warms with as many hops as it times."""
+    best, exe = None, os.path.join(bindir, "minichase")
+    if not os.access(exe, os.X_OK):
+        return None, "%s is not built (make bench-native builds it)" % exe
+    for _ in range(runs):
+        p = subprocess.run([exe, kind, str(wss), str(hops), str(hops)],
+                           capture_output=True, text=True)
+        m = re.match(r"ns_per_hop ([0-9.]+)", p.stdout)
+        if p.returncode or not m:
+            return None, (p.stderr.strip() or "exit %d" % p.returncode)
+        best = min(best or float("inf"), float(m.group(1)))
+    return best, None
+
+
+def oracle_verdict(chase_ns, oracle_ns, tolerance=ORACLE_TOLERANCE):
+    """{chase_ns_min, oracle_ns_min, ratio, agree} for one backing."""
+    ratio = chase_ns / oracle_ns
+    return {"chase_ns_min": chase_ns, "oracle_ns_min": oracle_ns,
+            "ratio": round(ratio, 4), "agree": abs(ratio - 1) <= tolerance}
+
+
+def chase_line_rows(path, top=ORACLE_MAX):
+    """(wss, [rows]): the chase's line-hop rows at its largest size up to
+    top; (None, []) when it has none."""
+    try:
+        with open(path) as f:
+            rows = [r for r in csv.DictReader(f) if r["hop"] == "line" and
+                    int(r["wss_bytes"]) <= top]
+    except OSError:
+        return None, []
+    if not rows:
+        return None, []
+    wss = max(int(r["wss_bytes"]) for r in rows)
+    return wss, [r for r in rows if int(r["wss_bytes"]) == wss]
+
+
+def check_chase_oracle(res, bindir):
+    """The oracle against the chase's rows in res; 0, or 2 on a
+    disagreement (after ORACLE_ATTEMPTS rounds of oracle runs)."""
+    wss, rows = chase_line_rows(res.csv_path("chase"))
+    if not rows or wss < ORACLE_MIN:
+        res.meta["chase_oracle"] = {
+            "wss_bytes": wss, "backings": {},
+            "reason": "not checked: no line-hop size of the chase from %d "
+                      "to %d MB" % (ORACLE_MIN // MB, ORACLE_MAX // MB)}
+        res.write_meta()
+        return 0
+    hops = min(wss // 64, 4 << 20)
+    best, why, out = {}, {}, {}
+    for attempt in range(1, ORACLE_ATTEMPTS + 1):
+        for kb in {int(r["page_kb"]) for r in rows}:
+            if kb not in ORACLE_KINDS or kb in why:
+                why.setdefault(kb, "no oracle for %d kB pages" % kb)
+                continue
+            ns, err = minichase(bindir, ORACLE_KINDS[kb], wss, hops)
+            if err:
+                why[kb] = err
+            else:
+                best[kb] = min(best.get(kb, ns), ns)
+        out = {r["backing"]: dict(
+            oracle_verdict(float(r["ns_min"]), best[int(r["page_kb"])])
+            if int(r["page_kb"]) in best else
+            {"agree": None, "reason": why[int(r["page_kb"])]},
+            page_kb=int(r["page_kb"])) for r in rows}
+        if all(v["agree"] is not False for v in out.values()):
+            break
+    res.meta["chase_oracle"] = {
+        "wss_bytes": wss, "hop": "line", "hops": hops,
+        "tolerance": ORACLE_TOLERANCE, "attempts": attempt,
+        "source": "native wall time: least of %d runs of build/bench/"
+                  "minichase per attempt" % ORACLE_RUNS, "backings": out}
+    bad = sorted(b for b, v in out.items() if v["agree"] is False)
+    load = os.getloadavg()[0]
+    if bad:
+        msg = "chase disagrees with its oracle (minichase) by over %d %% " \
+            "at %d bytes: %s" % (ORACLE_TOLERANCE * 100, wss, ", ".join(
+                "%s %.1f ns vs %.1f ns" % (b, out[b]["chase_ns_min"],
+                                           out[b]["oracle_ns_min"])
+                for b in bad))
+        if load > (os.cpu_count() or 1):
+            res.meta.setdefault("notes", []).append(
+                msg + "; not a failure: load average %.1f on %d CPUs"
+                % (load, os.cpu_count() or 1))
+            bad = []
+        else:
+            res.meta["errors"].append(msg)
+    res.meta["chase_oracle"]["load_average"] = load
+    print("bench: chase oracle at %d bytes: %s" % (wss, ", ".join(
+        "%s %s" % (b, v.get("ratio", v.get("reason")))
+        for b, v in sorted(out.items()))), flush=True)
+    res.write_meta()
+    return 2 if bad else 0
+
+
+# A benchmark's independent check after its native run: 0, or an exit
+# status that fails the run.
+ORACLES = {"chase": check_chase_oracle}

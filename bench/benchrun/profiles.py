@@ -1,0 +1,342 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The profiles (tiny, quick, full): each benchmark's arguments, the
+working sets, and the pools and guest memory they need (size_pools).
+
+A benchmark without an entry of its own runs with the profile's "runner"
+arguments: a new benchmark runs without touching this file."""
+
+import json
+import math
+import os
+import subprocess
+
+import contract
+
+from .base import GB, KB_1G, KB_2M, MB, ROOT, size_bytes
+
+
+def arch_backings(c, arch):
+    """The backings of c whose pool (if any) arch has, in table order.  A
+    backing whose pool the architecture never has is left out of the
+
+
+    default list rather than recorded as skipped in every run: x86 figures
+    and meta.json would otherwise carry ten backings that cannot exist
+    there.  Named with --backings it still runs, and skips saying why
+    (bench/backing.c)."""
+    return [b["name"] for b in c.backings
+            if not b["pool_kb"] or b["pool_kb"] in contract.arch_pools(arch)]
+
+
+# Working sets: dense near the TLB reaches (256K, 6M/8M, 64M/128M; see
+# make_sweep in runner.c for where the numbers come from).
+# The guest's sweep keeps one point at each knee: TCG time is scarce.
+QUICK_SIZES_GUEST = ["16K", "64K", "256K", "1M", "4M", "6M", "8M", "16M",
+                     "32M", "64M", "128M", "256M"]
+
+QUICK_SIZES = ["16K", "64K", "192K", "256K", "320K", "1M", "4M", "6M", "8M",
+               "10M", "32M", "64M", "96M", "128M", "160M", "256M"]
+
+# The real-program step (bench/realprog/realprog.c): xz -9 on a generated
+# corpus through hugepreload.so, one backing at a time.  xz -9 maps about
+# 680 MB in three large blocks whatever the corpus (it reads stdin), so the
+# 2 MB pool needs that much at once.  The guest's corpus is small: under
+# TCG xz -9 compresses about 200 KB/s (see results/README.md, realprog.csv).
+REALPROG = "realprog"
+
+REALPROG_POOL = 720 * MB
+
+REALPROG_BACKINGS = "off,none,thp,hugetlbfs,maphugetlb,devhugetlb"
+
+
+def profile(name, mode, mem_available=None, c=None, llc=None,
+            arch="x86_64"):
+    """The arguments of each benchmark, and the pools/memory they need.
+
+    tiny: a few sizes, 2 reps: a smoke test (the guest test), not data.
+    quick: >= 5 reps; the guest run fits ~4 minutes of TCG (which runs
+        10-50x slower than native), so its sweep stops at 256 MB; natively
+        it reaches 1 GB.
+    full: the generated sweep up to 4 GB natively (where memory allows),
+        1 GB in the guest, both hop kinds.
+    "runner" holds the runner's own options for a benchmark that has no
+    entry of its own: a new benchmark runs without touching this file.
+    llc: the host's last-level cache in bytes (host_llc()), which sizes
+    streamk natively; None in the guest or where it is unknown.
+    arch: the guest's (or host's) architecture, which decides the default
+    backings (contract.arch_pools()).
+    """
+    guest = mode == "guest"
+    if name == "tiny":
+        p = tiny_profile()
+    elif name == "quick":
+        p = quick_profile(guest, c, arch)
+    elif name == "full":
+        p = full_profile(guest, mem_available)
+    else:
+        raise ValueError("unknown profile %r" % name)
+    c = c or contract.load()
+    p["streamk"] = streamk_profile(name, guest, llc, p, mem_available,
+                                   c.arrays("streamk"))
+    # its one working set is sized by the LLC, which a short 2 MB pool may
+    # not hold natively: cut to fit (fit_pool)
+    p["fit_pool"] = ("streamk",)
+    p.setdefault("backings", {})["tlbreach"] = TLBREACH_BACKINGS
+    add_faultscale(p, name, guest, c, arch)
+    return size_pools(p, arch=arch)
+
+
+# streamk's guest working set in the quick profile (three arrays of 8 MB):
+# about 30 s of TCG time over the 7 backings the quick guest run measures
+# (48 MB took about 60 s).  QEMU's -cpu max reports a 16 MB L3, so STREAM's
+# 4x rule would need 192 MB, about 4 minutes: the rows say it is not met.
+STREAMK_QUICK_GUEST = 24 * MB
+
+
+def streamk_profile(name, guest, llc, p, mem_available, arrays=3):
+    """streamk's arguments: STREAM's rule, --warmup 1 --reps 9 (NTIMES =
+    10), and one working set of its arrays (the contract's, three), each
+    4x the last-level cache where the profile and memory allow (else what
+    fits; the binary then says the rule was not met).  tiny is a smoke
+    test, not STREAM's rule.  full may raise max_bytes (the pools) to
+    reach 4x the LLC."""
+    if name == "tiny":
+        return ["--sizes", "384K", "--warmup", "1", "--reps", "2"]
+    unit = arrays * 4096                        # whole 4 KB pages each
+    want = -(-4 * arrays * llc // unit) * unit if llc else None   # 4 x LLC each
+    if guest:
+        cap = STREAMK_QUICK_GUEST if name == "quick" else p["max_bytes"]
+    elif name == "quick":
+        cap = p["max_bytes"]
+    elif want:
+        cap = max(p["max_bytes"], (mem_available or 0) // 3)
+    else:
+        cap = p["max_bytes"]
+    cap = cap // unit * unit
+    total = min(want, cap) if want else cap
+    if name == "full" and not guest:
+        p["max_bytes"] = max(p["max_bytes"], total)
+    return ["--sizes", str(total), "--warmup", "1", "--reps", "9"]
+
+
+def host_llc():
+    """The host's last-level cache in bytes from `benchtool llc` (sysfs, or
+    CPUID where sysfs has none: bench/llc.h); None when unknown."""
+    tool = os.path.join(ROOT, contract.BENCHTOOL)
+    try:
+        p = subprocess.run([tool, "llc"], capture_output=True, text=True)
+        return json.loads(p.stdout)["llc_bytes"] if p.returncode == 0 \
+            else None
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+# Fault scalability (bench/faultscale.c) in the guest runs on this many
+# vCPUs: multi-threaded TCG gives each its own host thread, and this host
+# has 2 cores, so more would say nothing.
+GUEST_CPUS = 2
+
+# faultscale's region per task and its own options, per profile; the
+# region shrinks so that the most tasks fit max_bytes (the pool) at once,
+# twice over (a cow task holds its file and its copies).  --min-faults:
+# iterations enough for that many faults per task and repetition; under
+# TCG the quick profile takes fewer than the 1000 a row needs not to be
+# marked short_window (each 2 MB fault costs milliseconds there).
+FAULTSCALE = {
+    "tiny": ("4M", ["--reps", "1", "--warmup", "0", "--iterations", "1"]),
+    "quick": ("16M", ["--reps", "3", "--warmup", "0", "--min-faults", "64"]),
+    "quick-native": ("1G", ["--reps", "3", "--warmup", "0",
+                            "--min-faults", "1000"]),
+    "full": ("1G", ["--reps", "5", "--warmup", "1", "--min-faults", "1000"]),
+}
+
+
+def add_faultscale(p, name, guest, c, arch="x86_64"):
+    """faultscale's arguments: 1..CPUs tasks (full adds twice the CPUs,
+    oversubscribed), each with a region of max_bytes / the most tasks at
+    most; in the guest p["smp"] CPUs, and no 1 GB backings but in full
+    (each 1 GB page costs seconds of clearing under TCG)."""
+    cpus = GUEST_CPUS if guest else len(os.sched_getaffinity(0))
+    counts = list(range(1, cpus + 1))
+    key = name + ("-native" if name == "quick" and not guest else "")
+    region, rest = FAULTSCALE[key]
+    a = []
+    if name == "full":
+        counts.append(2 * cpus)
+        a.append("--oversubscribe")
+    most = max(counts)
+    region = min(size_bytes(region), p["max_bytes"] // (2 * most) //
+                 (2 * MB) * (2 * MB))
+    p["faultscale"] = ["--sizes", str(region), "--tasks",
+                       ",".join(map(str, counts))] + a + rest
+    if guest:
+        p["smp"] = cpus
+        if name != "full":
+            c = c or contract.load()
+            small = [b for b in arch_backings(c, arch)
+                     if c.needs_pool(b) != KB_1G]
+            p.setdefault("backings", {})["faultscale"] = ",".join(small)
+
+
+# tlbreach (bench/tlbreach.c): sizes at four per octave, so that a knee
+# is placed within 19 %; from 4 pages of 4 KB to 256 pages of 2 MB
+# natively (its 4 KB chains stop at --max-pages).  Under TCG its times
+# say nothing of a TLB (plots/render.py claims no knee there): the guest
+# sweep only shows the pipeline works.  The backings: one per kind of
+# page, the device among them (the others map as maphugetlb does).
+TLBREACH_BACKINGS = "devzero,thp,maphugetlb,devhugetlb"
+
+
+def tlbreach_sizes(lo, hi, per_octave=4):
+    """Sizes from lo to hi bytes, per_octave a doubling, whole 4 KB pages."""
+    k = round(per_octave * math.log2(lo / 4096))
+    out = []
+    while 4096 * round(2 ** (k / per_octave)) <= hi:
+        out.append(str(4096 * round(2 ** (k / per_octave))))
+        k += 1
+    return ",".join(out)
+
+
+def tiny_profile():
+    return {
+        "chase": ["--sizes", "16K,1M,8M", "--reps", "2", "--warmup", "1",
+                  "--hops", "32K", "--hop", "both"],
+        "stream": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1",
+                   "--min-bytes", "4M"],
+        # every 1 GB mapping costs seconds of page clearing under TCG
+        "fault": ["--sizes", "4M", "--reps", "1", "--warmup", "0"],
+        "mlp": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1",
+                "--hops", "16K"],
+        "tlbreach": ["--sizes", "64K,1M,8M", "--reps", "2", "--warmup",
+                     "1", "--hops", "16K"],
+        "runner": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1"],
+        REALPROG: ["--corpus", "64K", "--reps", "1", "--sample-ms", "500"],
+        "max_bytes": 8 * MB, "timeout": 600,
+    }
+
+
+def quick_profile(guest, c, arch="x86_64"):
+    sizes = QUICK_SIZES_GUEST if guest else \
+        QUICK_SIZES + ["512M", "768M", "1G"]
+    stream_sizes = "64K,1M,8M,64M" if guest else "64K,1M,8M,64M,256M,1G"
+    p = {
+        "chase": ["--sizes", ",".join(sizes), "--reps", "5",
+                  "--warmup", "1", "--hops", "64K" if guest else "1M",
+                  "--hop", "line" if guest else "both"],
+        "stream": ["--sizes", stream_sizes, "--reps", "5", "--warmup",
+                   "1", "--min-bytes", "16M" if guest else "256M"],
+        "fault": ["--sizes", "16M" if guest else "256M", "--reps", "5",
+                  "--warmup", "1"],
+        # the parallel chase at N = 1, 2, 4, 8, 16 (its default --chains)
+        "mlp": ["--sizes", "1M,64M" if guest else "1M,64M,1G",
+                "--reps", "5", "--warmup", "1",
+                "--hops", "32K" if guest else "1M"],
+        "tlbreach": ["--sizes", tlbreach_sizes(16 << 10, 64 * MB, 2),
+                     "--reps", "3", "--warmup", "1", "--hops", "16K"]
+        if guest else ["--sizes", tlbreach_sizes(16 << 10, 512 * MB),
+                       "--reps", "9", "--warmup", "1"],
+        "runner": ["--sizes", stream_sizes, "--reps", "5", "--warmup", "1"],
+        # 512K: about 20 s of TCG for the six backings
+        REALPROG: ["--corpus", "512K", "--reps", "1", "--sample-ms", "1000"]
+        if guest else ["--corpus", "16M", "--reps", "3"],
+        "max_bytes": (256 if guest else 1024) * MB,
+        "timeout": 900,
+    }
+    if guest:
+        # Under TCG each touched 1 GB page costs ~7 s of clearing; the
+        # quick guest run keeps the 1 GB variants for the chase (the
+        # TLB question) and leaves the other benchmarks' to native/full.
+        c = c or contract.load()
+        small = [b for b in arch_backings(c, arch)
+                 if c.needs_pool(b) != KB_1G]
+        p["backings"] = {"*": ",".join(small), "chase": None}
+    return p
+
+
+def full_profile(guest, mem_available):
+    top = GB if guest else 4 * GB
+    if mem_available and not guest:
+        # leave room: the 2M pool, a 4K mapping, the chase's cycle
+        while top > 256 * MB and 3 * top > mem_available:
+            top //= 2
+    return {
+        "chase": ["--min", "16K", "--max", str(top), "--reps", "7",
+                  "--warmup", "1", "--hops", "1M", "--hop", "both",
+                  "--model-cap", "256K"],
+        "stream": ["--min", "16K", "--max", str(top), "--reps", "5",
+                   "--warmup", "1", "--min-bytes", "256M"],
+        "fault": ["--sizes", "64M,256M", "--reps", "7", "--warmup", "1"],
+        "mlp": ["--sizes", ",".join(x for x in ("1M", "64M", "256M", "1G")
+                                    if size_bytes(x) <= top),
+                "--reps", "7", "--warmup", "1", "--hops", "1M"],
+        "tlbreach": ["--sizes", tlbreach_sizes(16 << 10, top), "--reps",
+                     "11", "--warmup", "1", "--max-pages", "64K"],
+        "runner": ["--min", "16K", "--max", str(top), "--reps", "5",
+                   "--warmup", "1"],
+        REALPROG: ["--corpus", "2M", "--reps", "1", "--sample-ms", "1000"]
+        if guest else ["--corpus", "64M", "--reps", "5"],
+        "max_bytes": top, "timeout": 7200,
+    }
+
+
+def size_pools(p, with_1g=True, together=None, mem_available=None,
+               arch="x86_64"):
+    """Pools and guest memory for p["max_bytes"].  The runner maps every
+    backing of a benchmark at once, to interleave their repetitions
+    (bench/runner.c), so a pool gets one working set (plus slack) per
+    backing that draws on it at once (together: {pool_kb: count}), unless
+    that would take over half the host's available memory: then one each,
+    and the runner measures the sizes that do not fit backing by backing
+    (meta.json repetition_order says which).  The real-program step needs
+    REALPROG_POOL of 2 MB pages at once, alone.  The guest also needs the 4K
+    and THP working sets and room for the initramfs.  Every pool arch has
+    is sized (p["hugepages_64k"] and p["hugepages_32m"] on arm64)."""
+    together = together or {}
+    kbs = [kb for kb in contract.arch_pools(arch) if with_1g or kb != KB_1G]
+    n = {kb: together.get(kb, 1) for kb in kbs}
+    pages = {kb: -(-p["max_bytes"] // (kb * 1024)) for kb in kbs}
+    if mem_available and sum(n[kb] * pages[kb] * kb * 1024 for kb in kbs) \
+            > mem_available // 2:
+        n = {kb: min(k, 1) for kb, k in n.items()}
+    n[KB_2M] = max(n[KB_2M], 1)
+    realprog = -(-REALPROG_POOL // (2 * MB)) if p.get(REALPROG) else 0
+    for kb in contract.arch_pools(arch):
+        p[contract.POOL[kb].key] = n.get(kb, 0) * pages.get(kb, 0)
+    p2m, p1g = contract.POOL[KB_2M].key, contract.POOL[KB_1G].key
+    p[p2m] = max(p[p2m], realprog) + 8
+    small = sum(p[contract.POOL[kb].key] * kb * 1024
+                for kb in contract.arch_pools(arch) if kb != KB_1G)
+    p["mem"] = "%dM" % (guest_mem(small + 2 * p["max_bytes"] + 768 * MB,
+                                  p[p1g], arch) // MB)
+    return p
+
+
+def guest_mem(mem, pages_1g, arch):
+    """Guest RAM for mem bytes of everything but the 1 GB pool, and that
+    pool's pages_1g pages."""
+    if not pages_1g:
+        return mem
+    if arch == "arm64":
+        # -M virt has one RAM range, 1 GB aligned; early allocations
+        # (memmap, page tables) sit at its top: one 1 GB block to spare.
+        return -(-mem // GB) * GB + (pages_1g + 1) * GB
+    # A boot-time 1 GB page needs a whole free 1 GB-aligned block.  On
+    # QEMU's pc machine RAM past 3 GB moves above 4 GB, and early
+    # allocations (the initramfs, memmap) sit at the top of each range,
+    # so give the high range the pages plus 2 GB to spare: with 4 GB the
+    # guest preallocates no 1 GB page, with 6 GB it does.
+    return max(-(-mem // GB) * GB, 3 * GB) + (pages_1g + 2) * GB
+
+
+def override_sizes(p, sizes, arch="x86_64"):
+    """--sizes replaces the working sets of every benchmark but fault."""
+    top = max(size_bytes(x) for x in sizes.split(","))
+    for b in ("chase", "stream", "streamk", "mlp", "runner"):
+        a = list(p[b])
+        for opt in ("--sizes", "--min", "--max"):
+            if opt in a:
+                i = a.index(opt)
+                del a[i:i + 2]
+        p[b] = ["--sizes", sizes] + a
+    p["max_bytes"] = max(top, size_bytes(p["fault"][1].split(",")[-1]))
+    size_pools(p, arch=arch)
