@@ -37,6 +37,8 @@ usage: run-qemu.sh [options] [--shell | -- CMD [ARGS...]]
   --mem SIZE          guest memory, QEMU syntax (default 2G, or 4+N G with
                       --hugepages-1g N; on arm64 2+N G)
   --smp N             guest CPUs (default 1)
+  --numa N            arm64 only: N NUMA nodes (2 or more), the memory split
+                      evenly and CPU i on node i mod N (needs --smp N or more)
   --kernel PATH       kernel to boot (default build/kernel/bzImage; on arm64
                       build/kernel/Image-arm64)
   --initrd PATH       base initramfs (default build/initramfs.cpio; on arm64
@@ -83,6 +85,7 @@ arch=x86_64
 declare -A pages=()
 mem=
 smp=1
+numa=0
 kernel=
 initrd=
 accel=
@@ -116,6 +119,7 @@ while [ "$#" -gt 0 ]; do
 	--arch) need_arg "$@"; arch=$2; shift 2 ;;
 	--mem) need_arg "$@"; mem=$2; shift 2 ;;
 	--smp) need_arg "$@"; need_uint "$1" "$2"; smp=$2; shift 2 ;;
+	--numa) need_arg "$@"; need_uint "$1" "$2"; numa=$2; shift 2 ;;
 	--kernel) need_arg "$@"; kernel=$2; shift 2 ;;
 	--initrd) need_arg "$@"; initrd=$2; shift 2 ;;
 	--accel) need_arg "$@"; accel=$2; shift 2 ;;
@@ -173,6 +177,13 @@ make_arch=
 [ "$arch" = x86_64 ] || make_arch=" ARCH=$arch"
 
 [ "$smp" -ge 1 ] || die_usage "--smp must be at least 1"
+if [ "$numa" -gt 0 ]; then
+	# x86_64 finds its nodes in ACPI's SRAT, which the kernel reads only
+	# with PCI (X86_64_ACPI_NUMA), and base.config leaves PCI out.
+	[ "$arch" = arm64 ] || die_usage "--numa: the x86_64 guest kernel has no NUMA (base.config leaves out the PCI that ACPI NUMA needs): use --arch arm64"
+	[ "$numa" -ge 2 ] || die_usage "--numa wants 2 or more nodes, got $numa"
+	[ "$smp" -ge "$numa" ] || die_usage "--numa $numa needs --smp $numa or more: every node gets a CPU"
+fi
 [ "$shell" = 1 ] && [ "${#cmd[@]}" -gt 0 ] && die_usage "--shell and -- CMD exclude each other"
 # --print-config says what a boot would use, whether or not it is built
 if [ "$print_config" = 0 ]; then
@@ -228,7 +239,7 @@ clock_boots=3
 # lava/job.py writes a lab's boot from it.  guest_ram is what backs guest
 # RAM on the host: a hugetlb memfd of the host's 2 MB pages (--host-pages
 # hugetlb), THP-advised anonymous memory, or QEMU's plain default.  job is
-# the guest's /job/cmd (null without -- CMD).
+# the guest's /job/cmd (null without -- CMD); numa_nodes 0 is no NUMA.
 print_config() {
 	local pools= sep= kb ram job=null
 	for kb in "${pool_kbs[@]}"; do
@@ -240,9 +251,9 @@ print_config() {
 	*) ram="{\"backend\": \"plain\", \"hugetlb\": false, \"size_mb\": $mem_mb}" ;;
 	esac
 	[ "${#cmd[@]}" = 0 ] || job=$(json_str "$(job_cmd)")
-	printf '{"arch": "%s", "accel": "%s", "icount": %s, "memory_mb": %d, "smp": %d, "host_pages": %s, "pools": [%s], "guest_ram": %s, "kernel_args": %s, "kernel": %s, "initrd": %s, "clock_boots": %d, "job": %s}\n' \
+	printf '{"arch": "%s", "accel": "%s", "icount": %s, "memory_mb": %d, "smp": %d, "numa_nodes": %d, "host_pages": %s, "pools": [%s], "guest_ram": %s, "kernel_args": %s, "kernel": %s, "initrd": %s, "clock_boots": %d, "job": %s}\n' \
 		"$arch" "$accel" "$([ "$icount" = 1 ] && echo true || echo false)" \
-		"$mem_mb" "$smp" "$([ -n "$host_pages" ] && echo "\"$host_pages\"" || echo null)" \
+		"$mem_mb" "$smp" "$numa" "$([ -n "$host_pages" ] && echo "\"$host_pages\"" || echo null)" \
 		"$pools" "$ram" "$(json_str "$append")" "$(json_str "$kernel")" \
 		"$(json_str "$initrd")" "$clock_boots" "$job"
 }
@@ -384,6 +395,18 @@ fi
 if [ "$icount" = 1 ]; then
 	qemu+=(-icount shift=0)
 fi
+# Each node its own RAM backend (QEMU wants the nodes' memory to add up to
+# -m), the last taking what the even split leaves over.
+for ((n = 0; n < numa; n++)); do
+	node_mb=$((mem_mb / numa))
+	[ "$n" -lt $((numa - 1)) ] || node_mb=$((mem_mb - node_mb * (numa - 1)))
+	cpus=
+	for ((c = n; c < smp; c += numa)); do
+		cpus+=",cpus=$c"
+	done
+	qemu+=(-object "memory-backend-ram,id=node$n,size=${node_mb}M"
+		-numa "node,nodeid=$n,memdev=node$n$cpus")
+done
 # Under KVM the host's page size is the second half of every guest TLB
 # entry (EPT): a guest 2 MB page is a 2 MB TLB entry only on a 2 MB host
 # page.  hugetlb (the default) puts all guest RAM on the host's 2 MB pool,

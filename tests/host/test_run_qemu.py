@@ -399,6 +399,29 @@ class RunQemuOptions(unittest.TestCase):
         # The first gigabyte of RAM holds the kernel: 2 GB plus one per page.
         self.assertEqual(words[words.index("-m") + 1], "4G")
 
+    def test_arm64_numa_nodes(self):
+        r = self.run_qemu("--arch", "arm64", "--numa", "2", "--smp", "3",
+                          "--mem", "3001M", "--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        words = self.qemu_words(r.stdout)
+        objs = [words[i + 1] for i, w in enumerate(words) if w == "-object"]
+        nodes = [words[i + 1] for i, w in enumerate(words) if w == "-numa"]
+        # the memory adds up to -m; CPU i on node i mod 2
+        self.assertEqual(objs, ["memory-backend-ram,id=node0,size=1500M",
+                                "memory-backend-ram,id=node1,size=1501M"])
+        self.assertEqual(nodes, ["node,nodeid=0,memdev=node0,cpus=0,cpus=2",
+                                 "node,nodeid=1,memdev=node1,cpus=1"])
+        self.assertNotIn("-numa", self.qemu_words(
+            self.run_qemu("--arch", "arm64", "--dry-run").stdout))
+
+    def test_numa_refusals_name_the_fix(self):
+        for args, why in ((["--numa", "2", "--smp", "2"], "--arch arm64"),
+                          (["--arch", "arm64", "--numa", "2"], "--smp 2"),
+                          (["--arch", "arm64", "--numa", "1"], "2 or more")):
+            r = self.run_qemu(*args, "--dry-run")
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn(why, r.stderr, args)
+
     def test_arm64_defaults(self):
         r = self.run_qemu("--arch", "arm64", "--dry-run")
         self.assertEqual(r.returncode, 0, r.stderr)
