@@ -45,6 +45,7 @@
 #include "stats.h"
 #include "tlbcpuid.h"
 #include "tlbmodel.h"
+#include "tlbuse.h"
 
 static void print_opts(const struct bench_opt *t)
 {
@@ -62,14 +63,36 @@ static void print_opts(const struct bench_opt *t)
 	printf("]");
 }
 
+/* "column_values": {column: [value, ...]} of the columns that list them */
+static void print_col_values(const struct bench *b)
+{
+	const struct bench_col *c;
+	const char *const *v;
+	const char *sep = "";
+
+	printf(", \"column_values\": {");
+	for (c = b->cols; c->name; c++) {
+		if (!c->values)
+			continue;
+		printf("%s\"%s\": [", sep, c->name);
+		for (v = c->values; *v; v++)
+			printf("%s\"%s\"", v == c->values ? "" : ", ", *v);
+		printf("]");
+		sep = ", ";
+	}
+	printf("}");
+}
+
 static void print_bench(const struct bench *b)
 {
-	char esc[300];
+	char esc[300], header[2048];
 
 	json_str(esc, sizeof(esc), b->desc);
+	bench_header(b, header, sizeof(header));
 	printf("{\"name\": \"%s\", \"desc\": %s, \"binary\": \"%s\", "
 	       "\"columns\": ", b->name, esc, b->name);
-	json_list(stdout, b->columns);
+	json_list(stdout, header);
+	print_col_values(b);
 	printf(", \"key\": ");
 	json_list(stdout, b->key);
 	printf(", \"metric\": \"%s\", \"lower_is_better\": %s, \"options\": ",
@@ -86,6 +109,11 @@ static int cmd_contract(int argc, char **argv)
 
 	(void)argc;
 	(void)argv;
+	for (i = 0; i < bench_count(); i++)
+		if (bench_cols_check(bench_at(i), esc, sizeof(esc))) {
+			fprintf(stderr, "benchtool: %s\n", esc);
+			return 70;
+		}
 	printf("{\"benches\": [");
 	for (i = 0; i < bench_count(); i++) {
 		printf(i ? ",\n  " : "\n  ");
@@ -463,7 +491,6 @@ static int cmd_tlbgeometry(int argc, char **argv)
 	const char *model = "auto";
 	char why[600], buf[16384];
 	struct tlb_cpuid c;
-	struct tlb_model m;
 	int i;
 
 	for (i = 2; i < argc; i++) {
@@ -480,13 +507,10 @@ static int cmd_tlbgeometry(int argc, char **argv)
 	}
 	if (!strcmp(model, "auto")) {
 		model = auto_model(why, sizeof(why));
-	} else if (tlb_init(&m, model)) {
-		fprintf(stderr, "benchtool: --model '%s' is not auto, cpuid, a "
-			"preset (benchtool presets) or a spec (bench/tlbmodel.h)"
-			"\n", model);
+	} else if (tlb_use_check(model, why, sizeof(why))) {
+		fprintf(stderr, "benchtool: %s\n", why);
 		return 1;
 	} else {
-		tlb_free(&m);
 		snprintf(why, sizeof(why), "--model %s", model);
 	}
 	if (tlb_report_json(model, why, buf, sizeof(buf)))

@@ -106,14 +106,112 @@ void progress(const char *fmt, ...)
 	fflush(stdout);
 }
 
-void emit_row(const char *fmt, ...)
+int bench_col_kind(const char *fmt)
 {
-	va_list ap;
+	size_t d;
 
+	if (!strcmp(fmt, "%s") || !strcmp(fmt, "%d") || !strcmp(fmt, "%u"))
+		return fmt[1];
+	if (strncmp(fmt, "%.", 2))
+		return 0;
+	d = strspn(fmt + 2, "0123456789");
+	return d && d < 3 && (fmt[2 + d] == 'f' || fmt[2 + d] == 'g') &&
+	       !fmt[3 + d] ? 'f' : 0;
+}
+
+int bench_cols_check(const struct bench *b, char *why, size_t n)
+{
+	const struct bench_col *c, *o;
+
+	for (c = b->cols; c && c->name; c++) {
+		if (!c->name[0] || strchr(c->name, ','))
+			return snprintf(why, n, "%s: column '%s' has no name or "
+					"a comma in it", b->name, c->name), -1;
+		for (o = b->cols; o < c; o++)
+			if (!strcmp(o->name, c->name))
+				return snprintf(why, n, "%s: column '%s' is "
+						"listed twice", b->name,
+						c->name), -1;
+		if (!bench_col_kind(c->fmt))
+			return snprintf(why, n, "%s: column %s: '%s' is not "
+					"%%s, %%d, %%u, %%.Nf or %%.Ng", b->name,
+					c->name, c->fmt), -1;
+	}
+	if (!b->cols || !b->cols->name)
+		return snprintf(why, n, "%s: no columns", b->name), -1;
+	return 0;
+}
+
+void bench_header(const struct bench *b, char *buf, size_t n)
+{
+	const struct bench_col *c;
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (c = b->cols; c->name && o < n; c++)
+		o += snprintf(buf + o, n - o, "%s%s", c == b->cols ? "" : ",",
+			      c->name);
+}
+
+/* why cell v cannot be column c's field; NULL if it can */
+static const char *cell_misfit(const struct bench_col *c,
+			       const struct cell *v)
+{
+	const char *const *val;
+
+	if (v->kind != bench_col_kind(c->fmt))
+		return "a value of another kind than its conversion";
+	if (!v->ok || v->kind != 's')
+		return NULL;
+	if (strchr(v->v.s, ','))
+		return "a comma in its text";
+	for (val = c->values; val && *val && strcmp(*val, v->v.s); val++)
+		;
+	return val && !*val ? "a value not in its list of values" : NULL;
+}
+
+/* a row that does not fit the columns: the benchmark's bug, said, fatal */
+static void row_misfit(const char *col, const char *what, int n)
+{
+	emit_error("bench/%s.c: a row of %d fields: column %s gets %s (the "
+		   "row must fill the columns of its bench_col array, in "
+		   "order)", cur->name, n, col, what);
+	printf("@done %s 70\n", cur->name);
+	exit(70);
+}
+
+void emit_row(const struct cell *row, int n)
+{
+	const struct bench_col *c = cur->cols;
+	const char *why;
+	int i;
+
+	for (i = 0; i < n && c[i].name; i++) {
+		why = cell_misfit(&c[i], &row[i]);
+		if (why)
+			row_misfit(c[i].name, why, n);
+	}
+	if (c[i].name)
+		row_misfit(c[i].name, "no field", n);
+	if (i < n)
+		row_misfit("(past the last)", "a field", n);
 	printf("@row %s ", cur->name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
+	for (i = 0; i < n; i++) {
+		const struct cell *v = &row[i];
+
+		if (i)
+			putchar(',');
+		if (!v->ok)
+			continue;
+		if (v->kind == 's')
+			fputs(v->v.s, stdout);
+		else if (v->kind == 'd')
+			printf("%lld", v->v.d);
+		else if (v->kind == 'u')
+			printf("%llu", v->v.u);
+		else
+			printf(c[i].fmt, v->v.f);
+	}
 	printf("\n");
 	fflush(stdout);
 }
@@ -182,12 +280,16 @@ static void emit_backing_meta(const struct backing *b, const char *status,
 	fflush(stdout);
 }
 
-const char *fmt_opt(char *buf, size_t n, int ok, double v)
+/* not inlined: every caller runs the one loop the tests look at */
+__attribute__((noinline)) void **chase_blocks(void **p, uint64_t blocks)
 {
-	if (!ok)
-		return "";
-	snprintf(buf, n, "%.3f", v);
-	return buf;
+	while (blocks--) {
+		p = *p; p = *p; p = *p; p = *p;
+		p = *p; p = *p; p = *p; p = *p;
+		p = *p; p = *p; p = *p; p = *p;
+		p = *p; p = *p; p = *p; p = *p;
+	}
+	return p;
 }
 
 /* -- layout ---------------------------------------------------------------- */
@@ -1109,6 +1211,7 @@ static int aslr_off(char **argv)
 int runner_main(int argc, char **argv)
 {
 	struct counters c;
+	char header[2048];
 	int off, rc;
 
 	if (bench_count() != 1) {
@@ -1117,6 +1220,10 @@ int runner_main(int argc, char **argv)
 		return 70;
 	}
 	cur = bench_at(0);
+	if (bench_cols_check(cur, header, sizeof(header))) {
+		fprintf(stderr, "runner: %s\n", header);
+		return 70;
+	}
 	off = aslr_off(argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_opts(argc, argv);
@@ -1135,7 +1242,8 @@ int runner_main(int argc, char **argv)
 	progress("pinned to CPU %d, timer resolution %.0f ns, %d sizes",
 		 opts.cpu, timer_res_ns, opts.nsizes);
 
-	printf("@header %s %s\n", cur->name, cur->columns);
+	bench_header(cur, header, sizeof(header));
+	printf("@header %s %s\n", cur->name, header);
 	rc = run_all(&c);
 	backing_cleanup();
 	printf("@done %s %d\n", cur->name, rc);

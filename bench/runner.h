@@ -93,10 +93,27 @@ struct bench_ctx {
 	int pt;				/* index into points (repetition hooks) */
 };
 
+/*
+ * One CSV column: its name, the printf conversion of its value ("%s",
+ * "%d", "%u", or "%.<digits>f" / "%.<digits>g" of a double), and for a
+ * text column that takes a fixed set of values (stream's kernels), that
+ * set, NULL-terminated, which the contract exports.  A benchmark's columns
+ * are one {NULL}-terminated array of these: the header, the contract and
+ * every row's fields come from it (emit_row()).
+ */
+struct bench_col {
+	const char *name;
+	const char *fmt;
+	const char *const *values;
+};
+
+#define COL(n, f) { .name = (n), .fmt = (f) }
+#define COL_OF(n, f, v) { .name = (n), .fmt = (f), .values = (v) }
+
 struct bench {
 	const char *name;
 	const char *desc;
-	const char *columns;		/* the CSV header */
+	const struct bench_col *cols;	/* the CSV columns, in order */
 	const char *key;		/* the columns that identify a point */
 	const char *metric;		/* the column compare compares */
 	int lower_is_better;
@@ -156,6 +173,14 @@ extern const struct bench_opt runner_opts[];
 int order_rows(int n);
 void order_row(int n, uint64_t row, int *out);
 
+/*
+ * The dependent chase of chase.c and tlbreach.c: blocks x CHASE_UNROLL
+ * hops from p, each load the address of the next; returns where it ended
+ * (store it to a volatile so the compiler keeps the loop).
+ */
+#define CHASE_UNROLL 16
+void **chase_blocks(void **p, uint64_t blocks);
+
 /* main() of build/bench/<name> */
 int runner_main(int argc, char **argv);
 
@@ -164,15 +189,52 @@ double now_ns(void);
 /* warn once per run when a repetition is shorter than the clock resolves */
 void check_duration(double ns);
 
-/* output */
-void emit_row(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * One field of a row: a value of the kind its column's conversion takes
+ * ('s', 'd', 'u' or 'f'), or, with ok 0, an empty field (a counter that
+ * did not count, a figure that does not apply).
+ */
+struct cell {
+	char kind;
+	int ok;
+	union {
+		const char *s;
+		long long d;
+		unsigned long long u;
+		double f;
+	} v;
+};
+
+#define CELL_S(x) ((struct cell){ 's', 1, { .s = (x) } })
+#define CELL_D(x) ((struct cell){ 'd', 1, { .d = (x) } })
+#define CELL_U(x) ((struct cell){ 'u', 1, { .u = (x) } })
+#define CELL_F(x) ((struct cell){ 'f', 1, { .f = (x) } })
+/* a double, or an empty field unless ok */
+#define CELL_OPT(ok_, x) ((struct cell){ 'f', !!(ok_), { .f = (x) } })
+#define CELL_OPT_U(ok_, x) ((struct cell){ 'u', !!(ok_), { .u = (x) } })
+#define NCELLS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/*
+ * Writes "@row <bench> <fields>" from n cells, one per column of the
+ * running benchmark, each printed with its column's conversion.  A row
+ * whose count or kinds do not match the columns is a bug in the
+ * benchmark: an @error naming the column, and the run ends (status 70).
+ */
+void emit_row(const struct cell *row, int n);
+/*
+ * The columns' kind ('s', 'd', 'u', 'f') from a conversion, 0 if it is
+ * none emit_row() prints; bench_cols_check: 0, or -1 and why (a name
+ * empty, repeated or with a comma, a conversion it does not print)
+ */
+int bench_col_kind(const char *fmt);
+int bench_cols_check(const struct bench *b, char *why, size_t n);
+/* the CSV header: the column names joined by commas */
+void bench_header(const struct bench *b, char *buf, size_t n);
 void emit_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void json_str(char *dst, size_t n, const char *s);
 /* prints s (a comma list) as a JSON array of strings */
 void json_list(FILE *f, const char *s);
-/* "", or "%.3f" of v when ok: for optional CSV fields */
-const char *fmt_opt(char *buf, size_t n, int ok, double v);
 
 /*
  * a bijection of 64-bit integers (splitmix64's finaliser); inline, since
