@@ -74,7 +74,13 @@ struct mapping {
  * goes with its last attachment and never outlives the process
  */
 #define MAP_F_KEEP 2
-#define MAP_F_PRIVATE 4		/* OBJ_FILE: map MAP_PRIVATE (copy on write) */
+/*
+ * OBJ_FILE: map MAP_PRIVATE (copy on write: writes stay out of the file)
+ * or MAP_SHARED (writes go into the file), whatever the backing's own way
+ * (its row's description says which that is)
+ */
+#define MAP_F_PRIVATE 4
+#define MAP_F_SHARED 8
 
 extern const struct backing backings[];
 extern const int nbackings;
@@ -103,6 +109,8 @@ void backing_unmap(struct mapping *m);
  */
 int backing_verify(const struct mapping *m, unsigned long *page_kb,
 		   char *why, size_t n);
+/* a number from a sysfs or proc file; -1 if there is none */
+long backing_read_long(const char *path);
 /* removes a hugetlbfs mount we made; safe to call more than once */
 void backing_cleanup(void);
 /* prints "@meta hugepages {...}" with every pool's total and free pages */

@@ -202,9 +202,10 @@ static int kind_applies(const struct backing *b, int kind, char *why,
 	return 0;
 }
 
+/* cow maps a file privately, every other kind shares the object */
 static int kind_flags(const struct task_arg *t)
 {
-	return (t->kind == KIND_COW ? MAP_F_PRIVATE : 0) |
+	return (t->kind == KIND_COW ? MAP_F_PRIVATE : MAP_F_SHARED) |
 	       (t->b->ops->object == OBJ_SEGMENT ? MAP_F_KEEP : 0);
 }
 
@@ -230,7 +231,8 @@ static int make_obj(const struct task_arg *t, struct objs *o, int k,
 	if (t->kind != KIND_COW && t->kind != KIND_SHARED)
 		return 0;
 	fill = *m;
-	if (backing_attach(&fill, MAP_F_POPULATE | MAP_F_KEEP, why, n))
+	if (backing_attach(&fill, MAP_F_POPULATE | MAP_F_KEEP | MAP_F_SHARED,
+			   why, n))
 		return -1;
 	backing_detach(&fill);
 	return 0;
