@@ -312,21 +312,17 @@ static void start(struct counters *c)
 	tlb_use_start(&tlb, c);
 }
 
-static const struct bench_col chase_cols[] = {
-	COL("backing", "%s"), COL("page_kb", "%u"), COL("wss_bytes", "%u"),
-	COL("ns_per_access", "%.3f"), COL("ns_min", "%.3f"),
-	COL("ns_max", "%.3f"), COL("l1_dtlb_misses_per_1k", "%.3f"),
-	COL("walks_per_1k", "%.3f"), COL("model_l1_misses_per_1k", "%.3f"),
-	COL("model_walks_per_1k", "%.3f"), COL_OF("hop", "%s", hop_points),
-	COL("cv", "%.4f"), COL("reps", "%d"), COL("hops", "%u"),
-	COL("cycles_per_access", "%.3f"), COL("model_preset", "%s"),
-	COL("faults", "%u"), { 0 },
-};
-
 static const struct bench chase_bench = {
 	.name = "chase",
 	.desc = "dependent random pointer chase, ns per access",
-	.cols = chase_cols,
+	.columns = "backing %s, page_kb %u, wss_bytes %u, "
+		   "ns_per_access %.3f, ns_min %.3f, ns_max %.3f, "
+		   "l1_dtlb_misses_per_1k %.3f, walks_per_1k %.3f, "
+		   "model_l1_misses_per_1k %.3f, model_walks_per_1k %.3f, "
+		   "hop %s, cv %.4f, reps %d, hops %u, "
+		   "cycles_per_access %.3f, model_preset %s, faults %u",
+	.values_of = "hop",
+	.values = hop_points,
 	.key = "backing,hop,wss_bytes",
 	.metric = "ns_per_access",
 	.lower_is_better = 1,

@@ -144,19 +144,13 @@ static int measure(const struct bench_ctx *x)
 	return rc;
 }
 
-static const struct bench_col fault_cols[] = {
-	COL("backing", "%s"), COL("page_kb", "%u"), COL("mode", "%s"),
-	COL("us_per_mb", "%.3f"), COL("faults_per_mb", "%.6g"),
-	COL("size_bytes", "%u"), COL("us_min_per_mb", "%.3f"),
-	COL("us_max_per_mb", "%.3f"), COL("cv", "%.4f"), COL("reps", "%d"),
-	COL("us_per_fault", "%.3f"), COL("populate_via", "%s"),
-	COL("us_per_call", "%.3f"), { 0 },
-};
-
 static const struct bench fault_bench = {
 	.name = "fault",
 	.desc = "first-touch (demand, populate) cost per MB, setup per call",
-	.cols = fault_cols,
+	.columns = "backing %s, page_kb %u, mode %s, us_per_mb %.3f, "
+		   "faults_per_mb %.6g, size_bytes %u, us_min_per_mb %.3f, "
+		   "us_max_per_mb %.3f, cv %.4f, reps %d, "
+		   "us_per_fault %.3f, populate_via %s, us_per_call %.3f",
 	.key = "backing,mode,size_bytes",
 	.metric = "us_per_call",
 	.lower_is_better = 1,

@@ -988,25 +988,19 @@ static const struct bench_opt faultscale_opts[] = {
 	{ 0 },
 };
 
-static const struct bench_col faultscale_cols[] = {
-	COL("backing", "%s"), COL("page_kb", "%u"), COL("mode", "%s"),
-	COL("tasks", "%d"), COL("faults_per_s", "%.1f"),
-	COL("faults_per_s_per_task", "%.1f"), COL("us_per_fault", "%.4f"),
-	COL("region_bytes", "%u"), COL("iterations", "%d"), COL("faults", "%d"),
-	COL("wall_ms", "%.3f"), COL("overlap", "%.3f"),
-	COL("faults_per_s_min", "%.1f"), COL("faults_per_s_max", "%.1f"),
-	COL("cv", "%.4f"), COL("reps", "%d"), COL("oversubscribed", "%d"),
-	COL("cpus", "%s"), COL("kind", "%s"), COL("faults_per_task", "%d"),
-	COL("short_window", "%d"), COL("start_skew_us", "%.1f"),
-	COL("barrier_sleeps", "%d"), COL("low_overlap", "%d"),
-	COL("thp_fallbacks", "%d"), { 0 },
-};
-
 static const struct bench faultscale_bench = {
 	.name = "faultscale",
 	.desc = "faults per second of N tasks (processes, threads) each "
 		"mapping, touching and unmapping its own region",
-	.cols = faultscale_cols,
+	.columns = "backing %s, page_kb %u, mode %s, tasks %d, "
+		   "faults_per_s %.1f, faults_per_s_per_task %.1f, "
+		   "us_per_fault %.4f, region_bytes %u, iterations %d, "
+		   "faults %d, wall_ms %.3f, overlap %.3f, "
+		   "faults_per_s_min %.1f, faults_per_s_max %.1f, cv %.4f, "
+		   "reps %d, oversubscribed %d, cpus %s, kind %s, "
+		   "faults_per_task %d, short_window %d, "
+		   "start_skew_us %.1f, barrier_sleeps %d, low_overlap %d, "
+		   "thp_fallbacks %d",
 	.key = "backing,kind,mode,tasks,region_bytes",
 	.metric = "faults_per_s",
 	.lower_is_better = 0,

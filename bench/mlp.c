@@ -546,21 +546,16 @@ int mlp_layout(FILE *out, size_t wss, int n, size_t st, size_t group,
 	return 0;
 }
 
-static const struct bench_col mlp_cols[] = {
-	COL("backing", "%s"), COL("page_kb", "%u"), COL("wss_bytes", "%u"),
-	COL("chains", "%d"), COL("ns_per_access", "%.3f"), COL("ns_min", "%.3f"),
-	COL("ns_max", "%.3f"), COL("chain_ns", "%.3f"), COL("stride", "%u"),
-	COL("tlb_group", "%u"), COL("cv", "%.4f"), COL("reps", "%d"),
-	COL("accesses", "%u"), COL("walks_per_1k", "%.3f"),
-	COL("model_walks_per_1k", "%.3f"), COL("cycles_per_access", "%.3f"),
-	COL("model_preset", "%s"), { 0 },
-};
-
 static const struct bench mlp_bench = {
 	.name = "mlp",
 	.desc = "N pointer chases interleaved (memory-level parallelism), "
 		"ns per access",
-	.cols = mlp_cols,
+	.columns = "backing %s, page_kb %u, wss_bytes %u, chains %d, "
+		   "ns_per_access %.3f, ns_min %.3f, ns_max %.3f, "
+		   "chain_ns %.3f, stride %u, tlb_group %u, cv %.4f, "
+		   "reps %d, accesses %u, walks_per_1k %.3f, "
+		   "model_walks_per_1k %.3f, cycles_per_access %.3f, "
+		   "model_preset %s",
 	.key = "backing,chains,wss_bytes",
 	.metric = "ns_per_access",
 	.lower_is_better = 1,

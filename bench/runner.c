@@ -119,39 +119,67 @@ int bench_col_kind(const char *fmt)
 	       !fmt[3 + d] ? 'f' : 0;
 }
 
-int bench_cols_check(const struct bench *b, char *why, size_t n)
+/* one "name conversion" of b->columns into *c; 0, or -1 and why */
+static int parse_col(const struct bench *b, const char *s, size_t len,
+		     struct bench_col *c, char *why, size_t n)
 {
-	const struct bench_col *c, *o;
+	char spec[64], rest[2];
 
-	for (c = b->cols; c && c->name; c++) {
-		if (!c->name[0] || strchr(c->name, ','))
-			return snprintf(why, n, "%s: column '%s' has no name or "
-					"a comma in it", b->name, c->name), -1;
-		for (o = b->cols; o < c; o++)
-			if (!strcmp(o->name, c->name))
-				return snprintf(why, n, "%s: column '%s' is "
-						"listed twice", b->name,
-						c->name), -1;
-		if (!bench_col_kind(c->fmt))
-			return snprintf(why, n, "%s: column %s: '%s' is not "
-					"%%s, %%d, %%u, %%.Nf or %%.Ng", b->name,
-					c->name, c->fmt), -1;
-	}
-	if (!b->cols || !b->cols->name)
-		return snprintf(why, n, "%s: no columns", b->name), -1;
+	snprintf(spec, sizeof(spec), "%.*s", (int)len, s);
+	if (len >= sizeof(spec) || sscanf(spec, "%39s %7s %1s", c->name,
+					   c->fmt, rest) != 2)
+		return snprintf(why, n, "%s: column '%s' is not \"name "
+				"conversion\"", b->name, spec), -1;
+	if (!bench_col_kind(c->fmt))
+		return snprintf(why, n, "%s: column %s: '%s' is not %%s, %%d, "
+				"%%u, %%.Nf or %%.Ng", b->name, c->name,
+				c->fmt), -1;
 	return 0;
 }
 
-void bench_header(const struct bench *b, char *buf, size_t n)
+int bench_cols(const struct bench *b, struct bench_col *c, char *why,
+	       size_t n)
 {
-	const struct bench_col *c;
+	const char *s = b->columns;
+	int k = 0, i, vals = !b->values_of;
+
+	while (*s) {
+		size_t len = strcspn(s, ",");
+
+		if (k == MAX_COLS)
+			return snprintf(why, n, "%s: over %d columns", b->name,
+					MAX_COLS), -1;
+		if (parse_col(b, s, len, &c[k], why, n))
+			return -1;
+		for (i = 0; i < k; i++)
+			if (!strcmp(c[i].name, c[k].name))
+				return snprintf(why, n, "%s: column %s is "
+						"listed twice", b->name,
+						c[k].name), -1;
+		vals |= b->values_of && !strcmp(c[k].name, b->values_of) &&
+			bench_col_kind(c[k].fmt) == 's';
+		k++;
+		s += len + !!s[len];
+	}
+	if (!vals)
+		return snprintf(why, n, "%s: values_of '%s' is no %%s column",
+				b->name, b->values_of), -1;
+	return k ? k : (snprintf(why, n, "%s: no columns", b->name), -1);
+}
+
+void bench_header(const struct bench_col *c, int k, char *buf, size_t n)
+{
 	size_t o = 0;
+	int i;
 
 	buf[0] = 0;
-	for (c = b->cols; c->name && o < n; c++)
-		o += snprintf(buf + o, n - o, "%s%s", c == b->cols ? "" : ",",
-			      c->name);
+	for (i = 0; i < k && o < n; i++)
+		o += snprintf(buf + o, n - o, "%s%s", i ? "," : "", c[i].name);
 }
+
+/* the running benchmark's columns (runner_main parses them) */
+static struct bench_col cols[MAX_COLS];
+static int ncols;
 
 /* why cell v cannot be column c's field; NULL if it can */
 static const char *cell_misfit(const struct bench_col *c,
@@ -165,34 +193,35 @@ static const char *cell_misfit(const struct bench_col *c,
 		return NULL;
 	if (strchr(v->v.s, ','))
 		return "a comma in its text";
-	for (val = c->values; val && *val && strcmp(*val, v->v.s); val++)
+	if (!cur->values_of || strcmp(c->name, cur->values_of))
+		return NULL;
+	for (val = cur->values; *val && strcmp(*val, v->v.s); val++)
 		;
-	return val && !*val ? "a value not in its list of values" : NULL;
+	return *val ? NULL : "a value not in its list of values";
 }
 
 /* a row that does not fit the columns: the benchmark's bug, said, fatal */
 static void row_misfit(const char *col, const char *what, int n)
 {
 	emit_error("bench/%s.c: a row of %d fields: column %s gets %s (the "
-		   "row must fill the columns of its bench_col array, in "
-		   "order)", cur->name, n, col, what);
+		   "row must fill the columns of its .columns, in order)",
+		   cur->name, n, col, what);
 	printf("@done %s 70\n", cur->name);
 	exit(70);
 }
 
 void emit_row(const struct cell *row, int n)
 {
-	const struct bench_col *c = cur->cols;
 	const char *why;
 	int i;
 
-	for (i = 0; i < n && c[i].name; i++) {
-		why = cell_misfit(&c[i], &row[i]);
+	for (i = 0; i < n && i < ncols; i++) {
+		why = cell_misfit(&cols[i], &row[i]);
 		if (why)
-			row_misfit(c[i].name, why, n);
+			row_misfit(cols[i].name, why, n);
 	}
-	if (c[i].name)
-		row_misfit(c[i].name, "no field", n);
+	if (i < ncols)
+		row_misfit(cols[i].name, "no field", n);
 	if (i < n)
 		row_misfit("(past the last)", "a field", n);
 	printf("@row %s ", cur->name);
@@ -210,7 +239,7 @@ void emit_row(const struct cell *row, int n)
 		else if (v->kind == 'u')
 			printf("%llu", v->v.u);
 		else
-			printf(c[i].fmt, v->v.f);
+			printf(cols[i].fmt, v->v.f);
 	}
 	printf("\n");
 	fflush(stdout);
@@ -1220,7 +1249,8 @@ int runner_main(int argc, char **argv)
 		return 70;
 	}
 	cur = bench_at(0);
-	if (bench_cols_check(cur, header, sizeof(header))) {
+	ncols = bench_cols(cur, cols, header, sizeof(header));
+	if (ncols < 0) {
 		fprintf(stderr, "runner: %s\n", header);
 		return 70;
 	}
@@ -1242,7 +1272,7 @@ int runner_main(int argc, char **argv)
 	progress("pinned to CPU %d, timer resolution %.0f ns, %d sizes",
 		 opts.cpu, timer_res_ns, opts.nsizes);
 
-	bench_header(cur, header, sizeof(header));
+	bench_header(cols, ncols, header, sizeof(header));
 	printf("@header %s %s\n", cur->name, header);
 	rc = run_all(&c);
 	backing_cleanup();

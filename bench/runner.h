@@ -93,27 +93,30 @@ struct bench_ctx {
 	int pt;				/* index into points (repetition hooks) */
 };
 
-/*
- * One CSV column: its name, the printf conversion of its value ("%s",
- * "%d", "%u", or "%.<digits>f" / "%.<digits>g" of a double), and for a
- * text column that takes a fixed set of values (stream's kernels), that
- * set, NULL-terminated, which the contract exports.  A benchmark's columns
- * are one {NULL}-terminated array of these: the header, the contract and
- * every row's fields come from it (emit_row()).
- */
+/* one column of a benchmark's .columns, parsed (bench_cols()) */
+#define MAX_COLS 48
 struct bench_col {
-	const char *name;
-	const char *fmt;
-	const char *const *values;
+	char name[40];
+	char fmt[8];
 };
-
-#define COL(n, f) { .name = (n), .fmt = (f) }
-#define COL_OF(n, f, v) { .name = (n), .fmt = (f), .values = (v) }
 
 struct bench {
 	const char *name;
 	const char *desc;
-	const struct bench_col *cols;	/* the CSV columns, in order */
+	/*
+	 * The CSV columns, in order, separated by commas, each its name and
+	 * the printf conversion of its value: "%s", "%d", "%u", or
+	 * "%.<digits>f" / "%.<digits>g" of a double ("wss_bytes %u, cv
+	 * %.4f").  The header, the contract and every row's fields come
+	 * from it alone (emit_row()).
+	 */
+	const char *columns;
+	/*
+	 * a %s column that takes only the values listed (NULL-terminated:
+	 * stream's kernels), which the contract exports; NULL: none
+	 */
+	const char *values_of;
+	const char *const *values;
 	const char *key;		/* the columns that identify a point */
 	const char *metric;		/* the column compare compares */
 	int lower_is_better;
@@ -221,15 +224,17 @@ struct cell {
  * benchmark: an @error naming the column, and the run ends (status 70).
  */
 void emit_row(const struct cell *row, int n);
-/*
- * The columns' kind ('s', 'd', 'u', 'f') from a conversion, 0 if it is
- * none emit_row() prints; bench_cols_check: 0, or -1 and why (a name
- * empty, repeated or with a comma, a conversion it does not print)
- */
+/* a conversion's kind ('s', 'd', 'u', 'f'); 0 if emit_row() prints none */
 int bench_col_kind(const char *fmt);
-int bench_cols_check(const struct bench *b, char *why, size_t n);
-/* the CSV header: the column names joined by commas */
-void bench_header(const struct bench *b, char *buf, size_t n);
+/*
+ * b->columns parsed into c[MAX_COLS]: their count, or -1 and why (not
+ * "name conversion", a conversion emit_row() does not print, a name
+ * listed twice, values_of no %s column)
+ */
+int bench_cols(const struct bench *b, struct bench_col *c, char *why,
+	       size_t n);
+/* the CSV header: the k column names joined by commas */
+void bench_header(const struct bench_col *c, int k, char *buf, size_t n);
 void emit_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void json_str(char *dst, size_t n, const char *s);

@@ -191,20 +191,16 @@ static int finish(const struct bench_ctx *x, void *st, int ok)
 	return bad;
 }
 
-static const struct bench_col stream_cols[] = {
-	COL("backing", "%s"), COL("page_kb", "%u"), COL("wss_bytes", "%u"),
-	COL_OF("kernel", "%s", kname), COL("gb_per_s", "%.3f"),
-	COL("gb_min", "%.3f"), COL("gb_max", "%.3f"), COL("cv", "%.4f"),
-	COL("reps", "%d"), COL("bytes_per_rep", "%u"),
-	COL("ns_per_access", "%.3f"), { 0 },
-};
-
 static const struct bench stream_bench = {
 	.name = "stream",
 	.desc = "sequential read/write/copy bandwidth, and a page-stride read: "
 		"best-case walk throughput with independent loads (not latency, "
 		"not STREAM bandwidth: see streamk)",
-	.cols = stream_cols,
+	.columns = "backing %s, page_kb %u, wss_bytes %u, kernel %s, "
+		   "gb_per_s %.3f, gb_min %.3f, gb_max %.3f, cv %.4f, "
+		   "reps %d, bytes_per_rep %u, ns_per_access %.3f",
+	.values_of = "kernel",
+	.values = kname,
 	.key = "backing,kernel,wss_bytes",
 	.metric = "gb_per_s",
 	.lower_is_better = 0,

@@ -498,20 +498,16 @@ out:
 	return bad;
 }
 
-static const struct bench_col streamk_cols[] = {
-	COL("backing", "%s"), COL("page_kb", "%u"), COL("wss_bytes", "%u"),
-	COL_OF("kernel", "%s", kname), COL("mb_per_s", "%.1f"),
-	COL("array_bytes", "%u"), COL("bytes_per_iter", "%u"),
-	COL("best_s", "%.9f"), COL("avg_s", "%.9f"), COL("max_s", "%.9f"),
-	COL("reps", "%d"), COL("llc_x", "%.3f"), COL("threads", "%d"),
-	COL("stream_rule", "%s"), { 0 },
-};
-
 static const struct bench streamk_bench = {
 	.name = "streamk",
 	.desc = "STREAM's copy, scale, add and triad by STREAM's rules (best "
 		"of the iterations after the first, MB/s)",
-	.cols = streamk_cols,
+	.columns = "backing %s, page_kb %u, wss_bytes %u, kernel %s, "
+		   "mb_per_s %.1f, array_bytes %u, bytes_per_iter %u, "
+		   "best_s %.9f, avg_s %.9f, max_s %.9f, reps %d, "
+		   "llc_x %.3f, threads %d, stream_rule %s",
+	.values_of = "kernel",
+	.values = kname,
 	.key = "backing,kernel,wss_bytes",
 	.metric = "mb_per_s",
 	.lower_is_better = 0,

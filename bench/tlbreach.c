@@ -229,22 +229,16 @@ static void start(struct counters *c)
 	tlb_use_start(&tlb, c);
 }
 
-static const struct bench_col tlbreach_cols[] = {
-	COL("backing", "%s"), COL("page_kb", "%u"), COL("wss_bytes", "%u"),
-	COL("pages", "%u"), COL("stride_bytes", "%u"), COL("excess_ns", "%.3f"),
-	COL("excess_min_ns", "%.3f"), COL("page_ns", "%.3f"),
-	COL("page_ns_min", "%.3f"), COL("page_ns_max", "%.3f"),
-	COL("line_ns", "%.3f"), COL("line_ns_min", "%.3f"),
-	COL("line_ns_max", "%.3f"), COL("page_cv", "%.4f"),
-	COL("line_cv", "%.4f"), COL("reps", "%d"), COL("hops", "%u"),
-	COL("line_pages", "%u"), { 0 },
-};
-
 static const struct bench tlbreach_bench = {
 	.name = "tlbreach",
 	.desc = "TLB reach and miss cost from timing: a chain with one "
 		"access per page against one over few pages",
-	.cols = tlbreach_cols,
+	.columns = "backing %s, page_kb %u, wss_bytes %u, pages %u, "
+		   "stride_bytes %u, excess_ns %.3f, excess_min_ns %.3f, "
+		   "page_ns %.3f, page_ns_min %.3f, page_ns_max %.3f, "
+		   "line_ns %.3f, line_ns_min %.3f, line_ns_max %.3f, "
+		   "page_cv %.4f, line_cv %.4f, reps %d, hops %u, "
+		   "line_pages %u",
 	.key = "backing,stride_bytes,pages",
 	.metric = "excess_ns",
 	.lower_is_better = 1,

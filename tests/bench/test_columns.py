@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-"""A benchmark's CSV columns are one {name, format} array (bench_col,
-bench/runner.h): the header, the contract and every row come from it, and
-a row that does not fit it fails loudly.  In a copy of bench/, chase.c is
-drifted three ways (a column without a field, a field without a column, a
+"""A benchmark's CSV columns are one list of {name, conversion} pairs (its
+.columns, bench/runner.h): the header, the contract and every row come
+from it, and a row that does not fit it fails loudly.  In a copy of
+bench/, chase.c is drifted three ways (a column without a field, a field without a column, a
 field of another kind than its column's conversion); each build runs and
 must end with an @error naming the column, status 70, and no row."""
 import glob
@@ -17,20 +17,18 @@ from benchbin import BenchRun
 from common import BINDIR, ROOT, benchtool
 import json
 
-CHASE_COLS = re.compile(r"static const struct bench_col chase_cols\[\] = "
-                        r"\{\n.*?\n\};", re.S)
+CHASE_COLS = re.compile(r"\t\.columns = .*?\",\n", re.S)
 
 # (what, the edit of chase.c's column array, the column the @error names)
 DRIFTS = [
     ("a column without a field",
-     lambda t: t.replace('COL("faults", "%u"),',
-                         'COL("faults", "%u"), COL("extra", "%u"),'),
+     lambda t: t.replace('faults %u"', 'faults %u, extra %u"'),
      "extra", "no field"),
     ("a field without a column",
-     lambda t: t.replace('COL("faults", "%u"), ', ''),
+     lambda t: t.replace(', faults %u"', '"'),
      "(past the last)", "a field"),
     ("a field of another kind",
-     lambda t: t.replace('COL("ns_min", "%.3f")', 'COL("ns_min", "%d")'),
+     lambda t: t.replace('ns_min %.3f', 'ns_min %d'),
      "ns_min", "a value of another kind"),
 ]
 
@@ -74,7 +72,7 @@ class TestDrift(unittest.TestCase):
         with open(os.path.join(ROOT, "bench", "chase.c")) as f:
             text = f.read()
         cols = CHASE_COLS.search(text)
-        self.assertTrue(cols, "no chase_cols array in bench/chase.c")
+        self.assertTrue(cols, "no .columns in bench/chase.c")
         drifted = edit(cols.group(0))
         self.assertNotEqual(drifted, cols.group(0), name)
         path = os.path.join(self.tmp.name, name + ".c")
@@ -107,6 +105,13 @@ class TestDrift(unittest.TestCase):
                 self.assertEqual(len(err), 1, p.stdout)
                 self.assertIn("column %s gets %s" % (col, why), err[0])
                 self.assertIn("@done chase 70", p.stdout)
+
+    def test_conversion_it_does_not_print_refused_at_start(self):
+        p = self.run_chase(self.build("badfmt", lambda t: t.replace(
+            "ns_min %.3f", "ns_min %5.3f")))
+        self.assertEqual(p.returncode, 70, p.stdout + p.stderr)
+        self.assertNotIn("@header", p.stdout)
+        self.assertIn("column ns_min: '%5.3f' is not %s, %d, %u", p.stderr)
 
 
 class TestColumnValues(unittest.TestCase):

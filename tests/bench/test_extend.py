@@ -55,15 +55,10 @@ static int measure(const struct bench_ctx *x)
 	return 0;
 }
 
-static const struct bench_col touch_cols[] = {
-	COL("backing", "%s"), COL("page_kb", "%u"), COL("wss_bytes", "%u"),
-	COL("ns_per_page", "%.3f"), { 0 },
-};
-
 static const struct bench touch_bench = {
 	.name = "touch",
 	.desc = "write one byte per page",
-	.cols = touch_cols,
+	.columns = "backing %s, page_kb %u, wss_bytes %u, ns_per_page %.3f",
 	.key = "backing,wss_bytes",
 	.metric = "ns_per_page",
 	.lower_is_better = 1,
