@@ -425,6 +425,15 @@ static void emit(const char *b, int rep, const struct run *r, int valid)
 	fflush(stdout);
 }
 
+/* " off none thp ...": all_backings, for messages */
+static void print_backings(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(all_backings) / sizeof(*all_backings); i++)
+		fprintf(stderr, " %s", all_backings[i]);
+}
+
 /* exits unless every backing but off and none is a row of the table */
 static void check_backings(void)
 {
@@ -456,9 +465,7 @@ static int pick(const char *list[])
 		if (i == sizeof(all_backings) / sizeof(*all_backings)) {
 			fprintf(stderr, "realprog: unknown backing '%s': use "
 				"one of", tok);
-			for (i = 0; i < sizeof(all_backings) /
-				    sizeof(*all_backings); i++)
-				fprintf(stderr, " %s", all_backings[i]);
+			print_backings();
 			fprintf(stderr, "\n");
 			exit(2);
 		}
@@ -554,8 +561,9 @@ static void usage(void)
 	fprintf(stderr, "usage: realprog [--backings LIST] [--reps N] "
 		"[--corpus SIZE] [--seed N] [--level 0-9] [--preload PATH] "
 		"[--xz PATH] [--dir DIR] [--sample-ms N] [--cpu N]\n"
-		"  backings: off,none,thp,hugetlbfs,maphugetlb,devhugetlb "
-		"(default: all that this kernel has)\n");
+		"  backings (default: all that this kernel has):");
+	print_backings();
+	fprintf(stderr, "\n");
 	exit(2);
 }
 
