@@ -32,7 +32,7 @@ KERNEL_ARCH := --arch arm64
 KERNEL_CONFIGS := --config kernel/config/arm64.config
 INITRAMFS := build/initramfs-arm64.cpio
 x86_only := $(filter bench-native bench-realprog-native test-kernel-build \
-	compare check-regression record-baseline,$(MAKECMDGOALS))
+	compare check-regression record-baseline test-lava-run test-lava,$(MAKECMDGOALS))
 ifneq ($(x86_only),)
 $(error make $(x86_only) is for x86_64 only so far; with ARCH=arm64 there are: deps kernel initramfs test soak bench bench-guest)
 endif
@@ -52,14 +52,17 @@ include plots/plots.mk
 include compare/compare.mk
 include lava/lava.mk
 
-.PHONY: help deps kernel initramfs test test-host test-fresh test-kernel-build bench checkpatch check-builds soak mutants-suite clean
+.PHONY: help deps kernel initramfs series-tree series-export test test-host test-reliability test-bench-guest test-lava-run test-lava test-fresh test-kernel-build bench checkpatch check-builds soak mutants-suite clean
 
 help:
 	@echo "make deps         install missing Debian packages (apt-get; needs root)"
 	@echo "make kernel       extract linux-source-6.12, apply kernel/patches, build bzImage (cached)"
+	@echo "make series-tree  kernel/patches as commits in build/series (FORCE=1 discards unexported work)"
+	@echo "make series-export   build/series back into kernel/patches, the deltas rebased"
 	@echo "make initramfs    busybox, kselftests, benchmarks and perf for the guest"
 	@echo "make test         host unit tests + kselftests in the guest (DEBUG=1: debug kernel)"
 	@echo "make test-host    the host unit tests alone (ONLY=test_run_qemu,...; also test-bench, test-plots, test-compare)"
+	@echo "make test-reliability [ONLY=stress,...]   one guest suite of make test alone (also test-bench-guest, test-lava-run)"
 	@echo "make test-fresh   make deps and the kernel-free suites in a new Debian 12 root (REV=...)"
 	@echo "make test-kernel-build   incremental kernel builds equal scratch ones (slow; DEBUG=1)"
 	@echo "make mutants-suite       can the host tests see a wrong number? (MUTANTS=3,5-9|word; minutes)"
@@ -74,6 +77,7 @@ help:
 	@echo "make lava-job     LAVA job YAML for PROFILE and ARCH (qemu, and iPXE or u-boot hardware)"
 	@echo "make lava-fetch JOB=N [SERVER=URL]   rebuild results/<id>/ from a LAVA job's log"
 	@echo "make fleet-report RUNS=\"results/a results/b\"   machines side by side"
+	@echo "make test-lava    the quick job through a LAVA server and worker on loopback (minutes)"
 	@echo "ARCH=arm64        with deps, kernel, initramfs, test, soak, bench: the arm64 guest (TCG)"
 	@echo "./run-qemu.sh --help   boot the guest by hand"
 
@@ -87,10 +91,31 @@ deps:
 kernel: deps
 	@kernel/build.sh $(KERNEL_ARCH) --variant $(KERNEL_VARIANT) $(KERNEL_CONFIGS) $(if $(KERNEL_PATCHES),--patches $(KERNEL_PATCHES))
 
-# The host unit tests alone (make test runs them first); ONLY=test_a,test_b
-# chooses modules, as make test-bench, test-plots and test-compare do.
+# The series as a git tree and back (kernel/README.md).
+series-tree: deps
+	@kernel/series.py tree $(if $(filter 1,$(FORCE)),--force)
+
+series-export:
+	@kernel/series.py export
+
+# The host unit tests alone (make test runs them first).  Every unit suite
+# (test-host, test-bench, test-plots, test-compare) takes ONLY=name,...: a
+# module, a Class.test in one, or a word the tests' names contain; one test
+# runs alone as python3 -m unittest tests.<suite>.<module>.<Class>.<test>.
 test-host:
 	@python3 tests/harness.py run tests/host $(ONLY)
+
+# The guest suites of make test, each alone, on the kernel and initramfs
+# built before (make kernel initramfs); ONLY=<case>,... for reliability's
+# cases (tests/reliability.py --help).
+test-reliability: deps
+	@python3 tests/reliability.py --kernel $(KERNEL) --initrd $(INITRAMFS) $(if $(filter arm64,$(ARCH)),--arch arm64) $(if $(ONLY),--only $(ONLY))
+
+test-bench-guest: deps
+	@tests/bench/guest_test.sh $(if $(filter arm64,$(ARCH)),--arch arm64) --kernel $(KERNEL) --initrd $(INITRAMFS)
+
+test-lava-run: deps
+	@python3 tests/lava_run_test.py --kernel $(KERNEL) --initrd $(INITRAMFS)
 
 # Small semantic changes (tests/mutants/mutants.txt), each applied to a
 # scratch copy of the tree and run against the tests of its file; prints

@@ -661,25 +661,32 @@ int backing_verify(const struct mapping *m, unsigned long *page_kb,
 			 m->b->name, m->addr);
 		return -1;
 	}
+	return backing_page_verdict(m->b, m->len, kps, anon_huge, page_kb, why, n);
+}
+
+int backing_page_verdict(const struct backing *b, size_t len,
+			 unsigned long kps, unsigned long anon_huge,
+			 unsigned long *page_kb, char *why, size_t n)
+{
 	*page_kb = kps;
-	if (!m->b->pool_kb && m->b->page_kb > 4) {	/* transparent */
-		if (kps == 4 && anon_huge * 1024 >= m->len) {
+	if (!b->pool_kb && b->page_kb > 4) {	/* transparent */
+		if (kps == 4 && anon_huge * 1024 >= len) {
 			*page_kb = KB_2M;
 			return 0;
 		}
 		snprintf(why, n, "%s: only %lu of %zu kB in huge pages "
 			 "(AnonHugePages); THP disabled or memory fragmented?",
-			 m->b->name, anon_huge, m->len / 1024);
+			 b->name, anon_huge, len / 1024);
 		return -1;
 	}
-	if (m->b->page_kb == 4 && anon_huge) {
+	if (b->page_kb == 4 && anon_huge) {
 		snprintf(why, n, "%s: %lu kB in transparent huge pages "
-			 "despite MADV_NOHUGEPAGE", m->b->name, anon_huge);
+			 "despite MADV_NOHUGEPAGE", b->name, anon_huge);
 		return -1;
 	}
-	if (kps != m->b->page_kb) {
+	if (kps != b->page_kb) {
 		snprintf(why, n, "%s promised %lu kB pages but smaps says "
-			 "KernelPageSize %lu kB", m->b->name, m->b->page_kb, kps);
+			 "KernelPageSize %lu kB", b->name, b->page_kb, kps);
 		return -1;
 	}
 	return 0;

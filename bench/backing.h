@@ -109,6 +109,13 @@ void backing_unmap(struct mapping *m);
  */
 int backing_verify(const struct mapping *m, unsigned long *page_kb,
 		   char *why, size_t n);
+/*
+ * backing_verify's verdict on what smaps said of a mapping of len bytes
+ * on b: its KernelPageSize and AnonHugePages in kB
+ */
+int backing_page_verdict(const struct backing *b, size_t len,
+			 unsigned long kps, unsigned long anon_huge,
+			 unsigned long *page_kb, char *why, size_t n);
 /* a number from a sysfs or proc file; -1 if there is none */
 long backing_read_long(const char *path);
 /* removes a hugetlbfs mount we made; safe to call more than once */

@@ -235,7 +235,7 @@ static int cmd_events(int argc, char **argv)
 		snprintf(id, sizeof(id), "%s", argv[3]);
 	} else if (argc != 2 || pmu_host_cpuid(id, sizeof(id))) {
 		fprintf(stderr, argc == 2 ? "benchtool: cannot read this CPU's "
-			"vendor, family, model and stepping from /proc/cpuinfo\n"
+			"vendor, family, model and stepping (no cpuid instruction)\n"
 			: "usage: benchtool events [--cpuid VENDOR-FAMILY-MODEL"
 			"[-STEPPING]]\n");
 		return argc == 2 ? 1 : 64;
@@ -329,6 +329,35 @@ static int cmd_scale(int argc, char **argv)
 		a[i] = strtoull(argv[i + 2], NULL, 0);
 	v = pmu_scale(a[0], a[1], a[2], a[3], a[4], a[5], &ok);
 	printf("%.1f %d\n", v, ok);
+	return 0;
+}
+
+/*
+ * pagecheck: the page-size verdict on a mapping of BYTES on BACKING of
+ * which smaps said KERNEL_PAGE_KB and ANON_HUGE_KB: "ok PAGE_KB", or
+ * "refused WHY" and exit 1 (what a kernel here never does, fed by hand)
+ */
+static int cmd_pagecheck(int argc, char **argv)
+{
+	const struct backing *b;
+	unsigned long kb;
+	char why[300];
+
+	if (argc != 6)
+		return -1;
+	b = backing_find(argv[2]);
+	if (!b) {
+		fprintf(stderr, "benchtool: no backing %s\n", argv[2]);
+		return 1;
+	}
+	if (backing_page_verdict(b, strtoull(argv[3], NULL, 0),
+				 strtoul(argv[4], NULL, 0),
+				 strtoul(argv[5], NULL, 0), &kb, why,
+				 sizeof(why))) {
+		printf("refused %s\n", why);
+		return 1;
+	}
+	printf("ok %lu\n", kb);
 	return 0;
 }
 
@@ -533,6 +562,8 @@ static const struct {
 	{ "pickcpu", "pickcpu --sysfs ROOT --allowed CPULIST [--cpu N]",
 	  cmd_pickcpu },
 	{ "scale", "scale V0 V1 E0 E1 R0 R1", cmd_scale },
+	{ "pagecheck", "pagecheck BACKING BYTES KERNEL_PAGE_KB ANON_HUGE_KB",
+	  cmd_pagecheck },
 	{ "llc", "llc [--sysfs ROOT] [--cpu N] [--no-cpuid]", cmd_llc },
 	{ "tlbwalks", "tlbwalks PRESET WSS_BYTES PAGE_KB [HOP_BYTES]",
 	  cmd_tlbwalks },

@@ -156,8 +156,13 @@ const char *pmu_arch_missing(void)
 #endif
 }
 
-/* BENCH_CPUID_FILE's CPU (tlbcpuid.h), so tests can stand in any CPU */
-static int recorded_cpuid(char *buf, size_t n)
+/*
+ * perf's x86 CPU id, VENDOR-FAMILY-MODEL-STEPPING with the family in
+ * decimal and the rest in hex, from the cpuid instruction as perf reads
+ * it (or BENCH_CPUID_FILE's recorded leaves, tlbcpuid.h, so tests can
+ * stand in any CPU).
+ */
+int pmu_host_cpuid(char *buf, size_t n)
 {
 	struct tlb_cpuid c;
 	char why[300];
@@ -166,39 +171,6 @@ static int recorded_cpuid(char *buf, size_t n)
 		return -1;
 	snprintf(buf, n, "%s-%u-%X-%X", c.vendor, c.family, c.model,
 		 c.stepping);
-	return 0;
-}
-
-int pmu_host_cpuid(char *buf, size_t n)
-{
-	char line[256], vendor[64] = "";
-	int fam = -1, model = -1, step = -1;
-	FILE *f;
-
-	if (getenv("BENCH_CPUID_FILE"))
-		return recorded_cpuid(buf, n);
-	f = fopen("/proc/cpuinfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f) && step < 0) {
-		char *v = strchr(line, ':');
-
-		if (!v)
-			continue;
-		if (!strncmp(line, "vendor_id", 9))
-			sscanf(v + 1, " %63s", vendor);
-		else if (!strncmp(line, "cpu family", 10))
-			sscanf(v + 1, "%d", &fam);
-		else if (!strncmp(line, "model\t", 6))
-			sscanf(v + 1, "%d", &model);
-		else if (!strncmp(line, "stepping", 8))
-			sscanf(v + 1, "%d", &step);
-	}
-	fclose(f);
-	if (!vendor[0] || fam < 0 || model < 0 || step < 0)
-		return -1;
-	snprintf(buf, n, "%s-%d-%X-%X", vendor, fam, model, step);
 	return 0;
 }
 

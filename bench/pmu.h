@@ -66,7 +66,7 @@ const struct pmu_model *pmu_model_find(const char *cpuid, char *why,
  * cannot: the counters then record the TLB roles as unavailable with it
  */
 const char *pmu_arch_missing(void);
-/* this CPU's cpuid string from /proc/cpuinfo; 0, or -1 */
+/* this CPU's id as perf writes it (GenuineIntel-6-55-4); 0, or -1 */
 int pmu_host_cpuid(char *buf, size_t n);
 /* the core PMU named pmu in m, or NULL */
 const struct pmu_core *pmu_core_find(const struct pmu_model *m,

@@ -48,6 +48,6 @@ record-baseline: deps
 	python3 compare/compare.py record-baseline
 
 test-compare:
-	python3 tests/compare/run_tests.py $(ONLY)
+	python3 tests/harness.py run tests/compare $(ONLY)
 
 .DEFAULT_GOAL := $(compare_saved_goal)

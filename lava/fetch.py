@@ -102,10 +102,29 @@ def job_source(args):
     return info, lavacli(args.identity, "jobs", "logs", "--raw", str(args.job))
 
 
+def lava_job_passed(entries):
+    return any(e["lvl"] == "results" and isinstance(e["msg"], dict) and
+               e["msg"].get("definition") == "lava" and
+               e["msg"].get("case") == "job" and e["msg"].get("result") == "pass"
+               for e in entries)
+
+
+def cleanup_errors(entries):
+    """LAVA's errors in its finalize (powering the machine off, after every
+    result) of a job it passed: noted, not failures.  Seen: QEMU with a
+    10 GB guest on a loaded host exiting later than pexpect waits."""
+    if not lava_job_passed(entries):
+        return []
+    return [str(e["msg"]) for e in entries if e["lvl"] == "error" and
+            str(e["msg"]).startswith("Failed to run 'finalize'")]
+
+
 def lava_failures(entries):
-    """LAVA's own errors, and why its job failed (its "lava" suite's
-    "job" case)."""
-    why = [str(e["msg"]) for e in entries if e["lvl"] == "error"]
+    """LAVA's own errors (but cleanup_errors), and why its job failed (its
+    "lava" suite's "job" case)."""
+    noted = cleanup_errors(entries)
+    why = [str(e["msg"]) for e in entries
+           if e["lvl"] == "error" and str(e["msg"]) not in noted]
     for e in entries:
         m = e["msg"]
         if e["lvl"] == "results" and isinstance(m, dict) and \
@@ -163,6 +182,7 @@ def lava_info(args, info, lava_job, entries):
         "health": info.get("health"),
         "failure_comment": info.get("failure_comment"),
         "log_entries": len(entries),
+        "cleanup_errors": cleanup_errors(entries),
     }
 
 

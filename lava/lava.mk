@@ -7,14 +7,18 @@
 #       of ARCH (x86_64: iPXE from tftp; arm64: u-boot from tftp), or just
 #       DEVICE's.  ARTIFACTS is where the lab fetches build/kernel/... and
 #       build/initramfs*.cpio from (default: file:// this tree).
-#   make lava-fetch JOB=N [SERVER=URL] [LAVA_IDENTITY=name]
-#       rebuild results/<id>/ from LAVA job N's log (REST API at SERVER,
-#       token in $LAVA_TOKEN; else lavacli with its identity).
+#   make lava-fetch JOB=N [SERVER=URL] [LAVA_IDENTITY=name] [RESULTS_DIR=dir]
+#       rebuild results/<id>/ (or RESULTS_DIR/<id>/) from LAVA job N's log
+#       (REST API at SERVER, token in $LAVA_TOKEN; else lavacli with its
+#       identity).
 #   make fleet-report RUNS="results/a results/b,results/b2 lava:N ..."
 #       one page and a figure putting the machines side by side (one word
 #       a machine; commas join repeated runs of it, which the statistics
 #       need; lava:N is LAVA job N's run, fetched if not yet).
-
+#   make test-lava [PROFILE=quick|tiny]
+#       the job through a LAVA server, scheduler, worker and qemu device
+#       started on loopback (lava/lab.py), fetched back and drawn; all
+#       stopped at the end (tests/lava_server_test.py; minutes, root)
 lava_saved_goal := $(.DEFAULT_GOAL)
 
 LAVA_PY := /usr/bin/python3
@@ -29,7 +33,7 @@ else
 LAVA_DEVICES := $(or $(DEVICE),qemu ipxe)
 endif
 
-.PHONY: lava-job lava-fetch fleet-report
+.PHONY: lava-job lava-fetch fleet-report test-lava
 
 lava-job: build/bench/benchtool
 	@for d in $(LAVA_DEVICES); do \
@@ -49,12 +53,17 @@ lava-fetch:
 		echo "usage: make lava-fetch JOB=N [SERVER=URL] (a token, if needed, in LAVA_TOKEN; else lavacli's identity LAVA_IDENTITY)" >&2; \
 		exit 2; fi
 	@python3 lava/fetch.py $(JOB) $(if $(SERVER),--server $(SERVER)) \
-		$(if $(LAVA_IDENTITY),--identity $(LAVA_IDENTITY))
+		$(if $(LAVA_IDENTITY),--identity $(LAVA_IDENTITY)) \
+		$(if $(RESULTS_DIR),--results-dir $(RESULTS_DIR))
 
 fleet-report:
 	@if [ -z "$(RUNS)" ]; then \
 		echo "usage: make fleet-report RUNS=\"results/a results/b,results/b2 ...\" (one word a machine; commas join its repeated runs)" >&2; \
 		exit 2; fi
 	@python3 lava/fleet.py $(RUNS)
+
+# make deps and make initramfs are steps of the test, which times them.
+test-lava:
+	@python3 tests/lava_server_test.py --profile $(PROFILE)
 
 .DEFAULT_GOAL := $(lava_saved_goal)

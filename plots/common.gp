@@ -16,13 +16,15 @@
 #   BACKINGS  space-separated backings to draw, in order.  Empty: every
 #             backing that has rows in DATA, in the order they appear.
 #   EXTRA     figure specific; see the header of each figure script.
-#   HOPCOL HOP  chase figures only: draw just the rows whose column number
+#   HOPCOL HOP  chase figures only: draw just the rows whose column named
 #             HOPCOL holds HOP (chase.csv's "hop": line or page).  Empty: all.
 #   COLOURS   space-separated "#rrggbb", one per word of BACKINGS (render.py
 #             takes them from bench/contract.py).  Empty: a fixed palette by
 #             position.
 #
 # Every argument is data: nothing here evaluates a caller's string as code.
+# Columns are read by the names in the CSV's header, never by position, so
+# a benchmark may reorder its columns (or add some) without a figure moving.
 # The figure script sets FIG_W, FIG_H (pixels) before loading this file and
 # then draws once per format:
 #
@@ -41,16 +43,18 @@ CAPTION = ARG3 ne "" ? ARG3 : \
 TIMING = ARG4
 BACKINGS = ARG5
 EXTRA = ARG6
-HOPCOL = ARG7 ne "" ? int(ARG7) : 0
+HOPCOL = ARG7
 HOP = ARG8
 COLOURS = ARG9
 HOPTEXT = HOP eq "line" ? "hop = line: one access per 64 B line" : \
           HOP eq "page" ? "hop = page: one access per 4 KB page" : "hop = " . HOP
-HOPTITLE = HOPCOL > 0 ? " (" . HOPTEXT . ")" : ""
-HOPSOURCE = HOPCOL > 0 ? "; rows with hop = " . HOP : ""
+HOPTITLE = HOPCOL ne "" ? " (" . HOPTEXT . ")" : ""
+HOPSOURCE = HOPCOL ne "" ? "; rows with hop = " . HOP : ""
 # A row of the chosen hop (any row without one); a row of backing b too.
-hopok(dummy) = HOPCOL == 0 || strcol(HOPCOL) eq HOP
-isb(b) = strcol(1) eq b && hopok(0)
+hopok(dummy) = HOPCOL eq "" || strcol(HOPCOL) eq HOP
+isb(b) = strcol("backing") eq b && hopok(0)
+# Column c (a name) of this row holds a number: an empty field reads as NaN.
+has(c) = column(c) == column(c)
 
 # Output formats from OUT's ending.
 ends(s, t) = strlen(s) >= strlen(t) && s[strlen(s)-strlen(t)+1:] eq t
@@ -87,7 +91,7 @@ bfill(b) = word("0.85 0.65 0.3 0.45", bsize(b)) + 0
 if (BACKINGS eq "") {
     addb(s) = (hopok(0) && strstrt(" " . BACKINGS, " " . s . " ") == 0) ? \
         (BACKINGS = BACKINGS . s . " ", 1) : 0
-    stats DATA using (addb(strcol(1))) nooutput
+    stats DATA using (addb(strcol("backing"))) nooutput
 }
 NB = words(BACKINGS)
 # Position of backing b in BACKINGS (0 when absent).
@@ -99,9 +103,9 @@ PALETTE = "#000000 #009E73 #0072B2 #56B4E9 #D55E00 #E69F00 #CC79A7 #7F7F7F"
 bcolor(b) = words(COLOURS) >= bidx(b) ? word(COLOURS, bidx(b)) : \
             word(PALETTE, (bidx(b) - 1) % words(PALETTE) + 1)
 
-# Rows in DATA where column c (a number) holds a value, for backing b ("" = any).
+# Rows in DATA where column c (a name) holds a value, for backing b ("" = any).
 # Used as: stats DATA using (hasval(b, c)) nooutput; then STATS_sum.
-hasval(b, c) = (b eq "" ? hopok(0) : isb(b)) && valid(c) ? 1 : 0
+hasval(b, c) = (b eq "" ? hopok(0) : isb(b)) && has(c) ? 1 : 0
 
 # Look: light grid, ticks out, thin border.
 set grid xtics ytics mxtics lc rgb "#d8d8d8" lw 1 dt 1
@@ -142,9 +146,9 @@ CLAUSE(selname, body) = words(value(selname)) == 0 ? "" : "for [s in " . selname
 PLOT_OR_NOTE = "if (strlen(CLAUSES) > 0) { eval 'plot ' . CLAUSES[1:strlen(CLAUSES) - 2] } else { " . \
     "set label 89 NOTE at graph 0.5, graph 0.5 center; set yrange [0:1]; unset logscale y; " . \
     "plot 2 notitle; unset label 89 }"
-# y from 0 for column COL of the chosen hop; [0:1] when every value is 0
+# y from 0 for the column named COL of the chosen hop; [0:1] when every value is 0
 # (an all-zero autoscaled range makes gnuplot warn).
-YFROM0 = "stats DATA using (hopok(0) && valid(COL) ? column(COL) : 0) nooutput; " . \
+YFROM0 = "stats DATA using (hopok(0) && has(COL) ? column(COL) : 0) nooutput; " . \
          "if (STATS_max > 0) { set yrange [0:*] } else { set yrange [0:1] }"
 SELECT = "SEL = ''; do for [i_=1:NB] { " . \
          "stats DATA using (want(word(BACKINGS, i_)) ? 1 : 0) nooutput; " . \

@@ -17,12 +17,12 @@ SOURCENOTE = "x = backing; y = us_per_mb, faults_per_mb, and us_per_call of the 
 call ARG0[1:strlen(ARG0)-strlen("faults.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8 ARG9
 
 # y of backing B(s)'s row in mode m from the column named c, else NaN.
-yof(s, m, c) = isb(B(s)) && strcol(3) eq m ? column(c) : NaN
+yof(s, m, c) = isb(B(s)) && strcol("mode") eq m ? column(c) : NaN
 # Which backings have rows for each mode and column (see SELECT in common.gp).
 # A row whose column C is empty is dropped by stats; a 0 fault count cannot
 # be drawn on the log scale.
 M = "demand"; C = "us_per_mb"
-want(b) = isb(b) && strcol(3) eq M && (C ne "faults_per_mb" || column(C) > 0)
+want(b) = isb(b) && strcol("mode") eq M && (C ne "faults_per_mb" || column(C) > 0)
 eval SELECT; SEL_DEM_US = SEL
 M = "populate"; eval SELECT; SEL_POP_US = SEL
 M = "setup"; C = "us_per_call"; eval SELECT; SEL_SET_US = SEL
@@ -31,7 +31,7 @@ M = "demand"; eval SELECT; SEL_DEM_N = SEL
 M = "populate"; eval SELECT; SEL_POP_N = SEL
 # Fault counts all alike (a 4 KB-only run: 256 per MB) would leave the log
 # axis an empty range: give it a decade either side.
-stats DATA using (strcol(3) ne "setup" && column("faults_per_mb") > 0 ? \
+stats DATA using (strcol("mode") ne "setup" && column("faults_per_mb") > 0 ? \
                   column("faults_per_mb") : NaN) nooutput
 NLO = STATS_records > 0 && STATS_min == STATS_max ? STATS_min / 10 : NaN
 NHI = NLO == NLO ? STATS_max * 10 : NaN

@@ -4,12 +4,12 @@
 #   gnuplot -c plots/latency.gp results/RUN/chase.csv results/RUN/latency \
 #           [CAPTION [TIMING [BACKINGS]]]
 #
-# DATA is chase.csv (backing,page_kb,wss_bytes,ns_per_access,ns_min,ns_max,...);
-# columns 3..6 are used.  One line per backing, bars from ns_min to ns_max
-# around ns_per_access.  Arguments are described in plots/common.gp.
+# DATA is chase.csv; columns are found by their header names: x =
+# wss_bytes, one line per backing, bars from ns_min to ns_max around
+# ns_per_access.  Arguments are described in plots/common.gp.
 #
 # chase.csv from bench/ has a "hop" column (line|page): add HOPCOL HOP to draw
-# one kind, e.g. ... "" "" "" "" 11 page (render.py does, naming the page
+# one kind, e.g. ... "" "" "" "" hop page (render.py does, naming the page
 # figure latency-page); without them rows of both kinds share one line.
 
 FIG_W = 1100; FIG_H = 680
@@ -26,7 +26,7 @@ set ylabel "ns per access (log scale)"
 set key outside right top vertical title "backing"
 set rmargin 18
 
-want(b) = isb(b) && valid(4)
+want(b) = isb(b) && has("ns_per_access")
 eval SELECT
 if (NSEL == 0) { exit error "latency.gp: no ns_per_access values in " . DATA }
 
@@ -34,7 +34,9 @@ do for [fmt in OUTFMTS] {
     eval TERM(fmt)
     eval SET_HEAD
     set output OUTSTEM . "." . fmt
-    plot for [s in SEL] DATA using 3:(isb(B(s)) ? $4 : NaN):5:6 with yerrorlines \
+    plot for [s in SEL] DATA using (column("wss_bytes")):\
+        (isb(B(s)) ? column("ns_per_access") : NaN):(column("ns_min")):(column("ns_max")) \
+        with yerrorlines \
         lc rgb bcolor(B(s)) dt bdash(B(s)) pt bpoint(B(s)) ps 0.6 lw 1.5 title B(s)
     unset output
 }

@@ -20,4 +20,4 @@ plots:
 	python3 $(PLOTS_DIR)/render.py $(RUN)
 
 test-plots:
-	python3 $(PLOTS_DIR)/../tests/plots/test_plots.py $(ONLY)
+	python3 $(PLOTS_DIR)/../tests/harness.py run $(PLOTS_DIR)/../tests/plots $(ONLY)

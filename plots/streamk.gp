@@ -5,8 +5,8 @@
 #   gnuplot -c plots/streamk.gp results/RUN/streamk.csv results/RUN/streamk \
 #           [CAPTION [TIMING [BACKINGS [EXTRA]]]]
 #
-# DATA is streamk.csv (backing,page_kb,wss_bytes,kernel,mb_per_s,...);
-# columns 3..5 are used.  One group of bars per kernel
+# DATA is streamk.csv; columns are found by their header names (wss_bytes,
+# kernel, mb_per_s).  One group of bars per kernel
 # (copy, scale, add, triad), one bar per backing: mb_per_s, the best
 # iteration after the first, in 10^6 bytes/s, at the largest wss_bytes in
 # the file.  EXTRA is a line under the heading: plots/render.py passes
@@ -17,19 +17,19 @@ FIG_W = 1100; FIG_H = 660
 FIGTITLE = "STREAM kernels (own loops, best of the iterations after the first): MB/s per backing"
 call ARG0[1:strlen(ARG0)-strlen("streamk.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8 ARG9
 
-stats DATA using 3 nooutput
+stats DATA using (column("wss_bytes")) nooutput
 WSS = STATS_max
 WSSTXT = gprintf("%.0b %BB", WSS)
 SOURCENOTE = "rows with wss_bytes = " . WSSTXT . " (largest in file: three arrays); y = mb_per_s"
 kidx(k) = k eq "copy" ? 1 : k eq "scale" ? 2 : k eq "add" ? 3 : k eq "triad" ? 4 : NaN
-atwss(dummy) = column(3) == WSS && kidx(strcol(4)) > 0
+atwss(dummy) = column("wss_bytes") == WSS && kidx(strcol("kernel")) > 0
 BW = 0.8 / (NB > 0 ? NB : 1)
 xoff(i) = (i - (NB + 1) / 2.0) * BW
 
-want(b) = isb(b) && atwss(0) && valid(5)
+want(b) = isb(b) && atwss(0) && has("mb_per_s")
 eval SELECT
-BARS = "DATA using (kidx(strcol(4)) + xoff(int(s))):" . \
-       "(isb(B(s)) && atwss(0) ? $5 : NaN) " . \
+BARS = "DATA using (kidx(strcol('kernel')) + xoff(int(s))):" . \
+       "(isb(B(s)) && atwss(0) ? column('mb_per_s') : NaN) " . \
        "with boxes lc rgb bcolor(B(s)) fs solid bfill(B(s)) title B(s)"
 
 set style fill solid 0.85 border lc rgb "#333333"

@@ -28,7 +28,10 @@ arch=${1:-x86_64}
 #   cpio xz-utils rsync  tarball extraction, headers_install, the initramfs
 #   python3-ply python3-git  checkpatch.pl's SPDX check (scripts/spdxcheck.py)
 #   busybox-static     the guest's shell and tools
-#   qemu-system-x86    the guest
+#   qemu-system-x86    the guest, and a client mapping /dev/hugetlb by path
+#                      inside it (tests/reliability.py, tests/pathcase/)
+#   fio                a second real program that maps a path
+#                      (tests/pathcase/: iomem=mmaphuge:PATH in the guest)
 #   linux-perf         perf in the guest, for ad-hoc use
 #   gnuplot-nox        the figures
 #   python3            the orchestration and tests
@@ -39,15 +42,21 @@ arch=${1:-x86_64}
 #                      generated job against (lava/, for /usr/bin/python3)
 #   lavacli            make lava-fetch asks a LAVA server for a job's log
 #   lava-dispatcher    lava-run, which make test runs one generated job with
+#                      (and lava-worker, make test-lava's worker)
+#   lava-server postgresql-15  make test-lava's loopback lab (lava/lab.py):
+#                      lava-server, lava-scheduler and its own database
+#                      cluster (Debian creates a default cluster on install;
+#                      the lab does not use it)
 #   python3-yaml       lava/: LAVA jobs and logs are YAML
 #   likwid             likwid-bench, streamk's oracle natively on this x86_64
 #                      host, whatever the guest (tests/bench/test_streamk.py)
 pkgs="linux-source-6.12 gcc gcc-multilib make bc flex bison libelf-dev libssl-dev ccache lz4
-cpio xz-utils rsync busybox-static qemu-system-x86 linux-perf gnuplot-nox python3
+cpio xz-utils rsync busybox-static qemu-system-x86 fio linux-perf gnuplot-nox python3
 python3-ply python3-git patch strace debootstrap python3-yaml lava-common lavacli
-lava-dispatcher likwid"
+lava-dispatcher lava-server postgresql-15 likwid"
 # lava-dispatcher pulls in about 136 packages (udev, systemd-sysv,
-# libguestfs, kernel headers) and, left alone, apt would also upgrade these,
+# libguestfs, kernel headers), lava-server about 55 more (Django,
+# gunicorn, the PostgreSQL client), and, left alone, apt would also upgrade these,
 # which the suite depends on (perf in the guest, the kernel headers the
 # benchmarks build against, the host's init): they are kept at the
 # installed version (pkg=VERSION on apt-get's command line).  perl and a

@@ -11,9 +11,10 @@ cases, run through run_unittest().
     python3 tests/harness.py total LOG...   add up the last summary line of
                                             each log (.ci/run); a log
                                             without one counts as a failure
-    python3 tests/harness.py run FOLDER [--failfast] [MODULE...]
-                                            run FOLDER's test_*.py (or the
-                                            MODULEs named), e.g. tests/host
+    python3 tests/harness.py run FOLDER [--failfast] [NAME...]
+                                            run FOLDER's tests (or those
+                                            NAMEs choose: select()), e.g.
+                                            tests/host
 """
 import os
 import re
@@ -106,50 +107,114 @@ class Tally:
         return 1 if self.failed else 0
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# How to run one test alone; make test and each unit suite print it.
+ONE_TEST = ("run one test: python3 -m unittest tests.<suite>.<module>.<Class>.<test> "
+            "(as a failure names it); a unit suite: make test-host|test-bench|test-plots|"
+            "test-compare [ONLY=module,Class.test,word]; a guest suite: make "
+            "test-reliability [ONLY=case], test-bench-guest, test-lava-run")
+
+
 def unittest_counts(suite, verbosity=2, stream=None, failfast=False):
     """Runs a unittest suite; returns (passed, failed, skipped).  failfast
-    stops at the first failure (the mutant runner only needs one)."""
+    stops at the first failure (the mutant runner only needs one).  Each
+    failure is named as it runs alone from the repository root."""
     res = unittest.TextTestRunner(stream=stream or sys.stdout,
                                   verbosity=verbosity,
                                   failfast=failfast).run(suite)
+    for name in filter(None, (dotted_id(t) for t, _ in res.failures + res.errors)):
+        print("rerun: python3 -m unittest " + name, flush=True)
     failed = len(res.failures) + len(res.errors) + \
         len(res.unexpectedSuccesses)
     skipped = len(res.skipped)
     return res.testsRun - failed - skipped, failed, skipped
 
 
+def dotted_id(test):
+    """tests.<suite>.<module>.<Class>.<test> of a test however its module
+    was imported (by file, as __main__, or by dotted name); None for one
+    that is not the project's (a module that failed to import)."""
+    mod = sys.modules.get(type(test).__module__)
+    path = getattr(mod, "__file__", None)
+    if not path or not os.path.abspath(path).startswith(ROOT + os.sep):
+        return None
+    name = os.path.relpath(os.path.splitext(os.path.abspath(path))[0], ROOT)
+    return ".".join(name.split(os.sep) + test.id().split(".")[-2:])
+
+
 def run_unittest(suite, prefix="", failfast=False):
     """Runs suite and prints the summary line; returns the exit status."""
+    print(ONE_TEST, flush=True)
     passed, failed, skipped = unittest_counts(suite, failfast=failfast)
     print(prefix + summary_line(passed, failed, skipped), flush=True)
     return 1 if failed else 0
 
 
 def discover(folder):
-    """Every test_*.py under folder (which goes first on sys.path)."""
-    sys.path.insert(0, folder)
-    return unittest.defaultTestLoader.discover(folder, pattern="test_*.py",
-                                               top_level_dir=folder)
+    """Every test of a suite folder, tests/<suite>: its test_*.py modules,
+    and run_tests.py where the runner holds the suite's tests
+    (tests/compare), each imported by its dotted name from the repository
+    root, so that a test's id is the name that runs it alone."""
+    return load(folder, modules(folder))
+
+
+def modules(folder):
+    return sorted(f[:-3] for f in os.listdir(folder)
+                  if re.match(r"(test_.*|run_tests)\.py$", f))
+
+
+def load(folder, names):
+    """The tests of folder's modules, classes or tests named (test_fault,
+    test_fault.Faults.test_x), as tests.<suite>.<name>."""
+    if ROOT not in sys.path:
+        sys.path.insert(0, ROOT)
+    loader = unittest.defaultTestLoader
+    return unittest.TestSuite(loader.loadTestsFromName(package(folder) + "." + n)
+                              for n in names)
+
+
+def package(folder):
+    """tests.bench for tests/bench."""
+    return os.path.relpath(os.path.abspath(folder), ROOT).replace(os.sep, ".")
+
+
+def tests_of(suite):
+    for t in suite:
+        if isinstance(t, unittest.TestSuite):
+            yield from tests_of(t)
+        else:
+            yield t
 
 
 def select(folder, names):
-    """The test modules of folder named in names (test_fault, test_fault.py
-    or tests.bench.test_fault), or every test_*.py when names is empty
-    (make test-bench ONLY=test_fault,test_layout).  An unknown name is an
-    error that lists the modules there are."""
+    """The tests of folder that names choose (make test-bench ONLY=a,b), or
+    all of them.  A name is a module (test_fault, test_fault.py,
+    tests.bench.test_fault), a class or test in one
+    (test_fault.Faults.test_x, with or without tests.bench.), or else a
+    word the chosen tests' names contain (make test-compare ONLY=mwu).  A
+    name that chooses nothing is an error that lists the modules there
+    are."""
     if not names:
         return discover(folder)
-    have = sorted(f[:-3] for f in os.listdir(folder)
-                  if f.startswith("test_") and f.endswith(".py"))
-    sys.path.insert(0, folder)
+    pkg = package(folder)
+    have = modules(folder)
     suite = unittest.TestSuite()
+    everything = None
     for name in names:
-        mod = name[:-3] if name.endswith(".py") else name
-        mod = os.path.basename(mod).rsplit(".", 1)[-1]
-        if mod not in have:
-            raise SystemExit("no test module %r in %s: there are %s" % (
+        name = name[:-3] if name.endswith(".py") else name
+        name = os.path.basename(name)
+        if name.startswith(pkg + "."):
+            name = name[len(pkg) + 1:]
+        if name.split(".")[0] in have:
+            suite.addTests(load(folder, [name]))
+            continue
+        # imported only now: a module may look at the pool when loaded
+        everything = everything or list(tests_of(discover(folder)))
+        chosen = [t for t in everything if name in t.id()]
+        if not chosen:
+            raise SystemExit("no test module or test named %r in %s: the modules are %s" % (
                 name, os.path.relpath(folder), ", ".join(have)))
-        suite.addTests(unittest.defaultTestLoader.loadTestsFromName(mod))
+        suite.addTests(chosen)
     return suite
 
 
@@ -188,5 +253,5 @@ if __name__ == "__main__":
         sys.exit(run_unittest(select(os.path.abspath(sys.argv[2]), mods),
                               failfast=ff))
     print("usage: harness.py total LOG... | run FOLDER [--failfast] "
-          "[MODULE...]", file=sys.stderr)
+          "[NAME...]", file=sys.stderr)
     sys.exit(2)

@@ -15,8 +15,13 @@ it ran in are back where they were):
               cgroup v2 max and rsvd.max, node modes and a non-root user,
               argument errors; /dev/hugetlb and MAP_HUGETLB must agree, at
               2 MB (and one 1 GB page) on x86_64, at each of 64 kB, 2 MB,
-              32 MB and 1 GB on arm64 (hparity --every-size).  Then the
-              hugetlb_dev kselftest under the same guard.
+              32 MB and 1 GB on arm64 (hparity --every-size).
+              tests/stress/hmapping.c: the mapping once made (fork,
+              populate, MAP_SYNC, rounding, maps name, the pool after
+              munmap and exit, mprotect/madvise/mremap, ia32 entry
+              points), /dev/hugetlb against MAP_HUGETLB.  Then the
+              hugetlb_dev kselftest under the same guard, and again
+              SIGKILLed once its noexec tmpfs is mounted: nothing left.
   stress      tests/stress/hstress.c: seeded random operations by several
               processes for --stress-seconds, at every size with a pool
               (2 MB and 1 GB; arm64: 64 kB, 2 MB, 32 MB and 1 GB).
@@ -69,6 +74,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))  # also as python3 -m tests.reliability
 from contract import GUEST_FILES, QEMU_EXIT, QEMU_EXIT_REASON, SPLAT  # noqa: E402
 from harness import Tally  # noqa: E402
 OUT = os.path.join(ROOT, "build", "reliability")
@@ -131,7 +137,7 @@ def guest_boot(t, args, name, job, pool, timeout, smp=1):
     the console and the taint are checked.  Returns the guest's output."""
     console = os.path.join(OUT, name + ".console")
     progs = [os.path.join(STRESS_BIN[args.arch], p)
-             for p in ("hguard", "hparity", "hstress", "hfuzz")]
+             for p in ("hguard", "hparity", "hmapping", "hstress", "hfuzz")]
     prologue = (
         'echo "@@ uptime at job start: $(cut -d" " -f1 /proc/uptime)"\n'
         'echo "@@ panic_on_warn at boot: $(cat /proc/sys/kernel/panic_on_warn)"\n'
@@ -159,7 +165,7 @@ def guest_boot(t, args, name, job, pool, timeout, smp=1):
     with open(os.path.join(OUT, name + ".out"), "w") as f:
         f.write(out + "\n---- stderr ----\n" + err)
     for line in out.splitlines():
-        if re.match(r"# (hstress|hparity|hguard|hfuzz|FAIL|Totals)", line):
+        if re.match(r"# (hstress|hparity|hmapping|hguard|hfuzz|FAIL|Totals)", line):
             print("  " + line, flush=True)
         m = re.match(r"^(ok|not ok) - (.*?)(?: # SKIP (.*))?$", line)
         if m:
@@ -216,12 +222,28 @@ def test_docs(t, args):
              "0666" in doc)
 
 
+# The kselftest killed as the kselftest timeout kills it, once it has
+# mounted its noexec tmpfs (its /proc/PID/mounts has a line more than
+# ours had): our mounts must be as before, since the tmpfs lives in the
+# test's own mount namespace; hguard checks the pools, sysctls and cgroup.
+KSELFTEST_SIGKILL = (
+    'm0=$(cat /proc/mounts); n0=$(wc -l </proc/mounts); /selftests/hugetlb_dev >/dev/null & '
+    'p=$!; i=0; while kill -0 $p 2>/dev/null && [ $i -lt 300 ] && '
+    '[ "$(cat /proc/$p/mounts 2>/dev/null | wc -l)" -le $n0 ]; do sleep 1; i=$((i + 1)); done; '
+    'kill -9 $p; wait $p; rc=$?; [ "$(cat /proc/mounts)" = "$m0" ] && same=yes || same=no; '
+    'echo "# hugetlb_dev: status $rc after SIGKILL, our mounts as before: $same"; '
+    '[ $rc = 137 ] && [ $same = yes ]')
+
+
 def test_functional(t, args):
     # hguard prints "ok - NAME" for the kselftest and its invariants; the
     # kselftest's own TAP lines are in build/reliability/functional.out.
     # (Nothing goes to a file: tmpfs pages count in Committed_AS.)
     every = " --every-size" if args.arch == "arm64" else ""
-    job = "hguard hparity hparity%s\nhguard hugetlb_dev /selftests/hugetlb_dev" % every
+    job = ("hguard hparity hparity%s\nhguard hmapping hmapping\n"
+           "hguard hugetlb_dev /selftests/hugetlb_dev\n"
+           "hguard hugetlb_dev-SIGKILLed-with-its-noexec-mount sh -c '%s'"
+           % (every, KSELFTEST_SIGKILL))
     timeout = 900 if args.debug else 400
     guest_boot(t, args, "functional", job, POOLS["functional", args.arch], timeout)
 

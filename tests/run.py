@@ -14,6 +14,9 @@ Stages, in order; a stage that cannot run counts as failed, never as passed:
   6. reliability and security in the guest (tests/reliability.py): stress,
      pool exhaustion, overcommit, permissions, cgroup limits, and the bench
      suite when a guest hangs, panics, is killed or runs out of huge pages;
+  6b. the path clients (tests/pathcase/run.py): QEMU and fio, unmodified,
+     as an unprivileged user, given huge pages through the device, a
+     hugetlbfs mount, a memfd with a wrapper and THP (both kernels);
   7. check-regression: the deterministic (icount) mmap and fault cost of
      the series against the committed baseline;
   8. the benchmark suite's guest test (tests/bench/guest_test.sh);
@@ -38,7 +41,7 @@ import sys
 import tempfile
 import time
 
-from harness import Tally, discover, parse_summary, unittest_counts
+from harness import ONE_TEST, Tally, discover, parse_summary, unittest_counts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -190,7 +193,8 @@ def kselftests(tally, args):
     # With no 1 GB pool, /dev/hugetlb-1048576kB must fail with ENOMEM: the
     # main run has both pools, so this point needs a boot of its own.
     r = guest(args, ["hugetlb_dev"], 600, ["--hugepages", "64"])
-    empty = [l for l in r.stdout.splitlines() if "empty pool fails with ENOMEM" in l]
+    empty = [l for l in r.stdout.splitlines()
+             if re.search(r"hugetlb-1048576kB: .*pool has free fails with ENOMEM", l)]
     tally.record("hugetlb_dev without a 1 GB pool: empty pool fails with ENOMEM",
                  r.returncode == 0 and len(empty) == 1 and empty[0].startswith("ok ")
                  and "SKIP" not in empty[0],
@@ -260,6 +264,7 @@ def main():
     make_args = [a for a in args.make_args.split() if not a.endswith("=")]
 
     tally = Tally()
+    print(ONE_TEST, flush=True)
     if args.arch == "arm64":
         return arm64(tally, args, make_args)
 
@@ -289,6 +294,11 @@ def main():
             guest_harness(tally, args)
         kselftests(tally, args)
         suite_with_summary(tally, "reliability and security in the guest", reliability, 3600)
+        suite_with_summary(tally, "path clients in the guest",
+                           ["python3", "tests/pathcase/run.py", "--kernel", args.kernel,
+                            "--initrd", args.initrd, "--timeout", "900" if normal else "1800",
+                            "--wait", "90" if normal else "300"],
+                           2000)
         if normal:
             check_regression(tally)
             guest_test = os.path.join(ROOT, "tests", "bench", "guest_test.sh")

@@ -12,10 +12,13 @@ from common import BINDIR
 
 
 class BenchRun:
-    def __init__(self, bench, args, timeout=300, bindir=BINDIR, env=None):
-        """env: variables added to this process's environment"""
+    def __init__(self, bench, args, timeout=300, bindir=BINDIR, env=None,
+                 wrap=()):
+        """env: variables added to this process's environment; wrap: a
+        command the binary runs under (strace ...)"""
         self.bench = bench
-        proc = subprocess.Popen([os.path.join(bindir, bench)] + list(args),
+        proc = subprocess.Popen(list(wrap) + [os.path.join(bindir, bench)] +
+                                list(args),
                                 env=dict(os.environ, **(env or {})),
                                 stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)

@@ -131,6 +131,30 @@ static void probe_malloc(void)
 	free(al);
 }
 
+/*
+ * A split whose tail ends in rounding slack: 7M+5 asked, 8M backed on 2 MB
+ * pages.  After a hole is punched the tail still ends at the caller's end,
+ * so an munmap up to there takes the slack with it, as for the whole
+ * mapping; a tail the table lost is a plain mapping to the preload, and
+ * the kernel then leaves the slack (thp) or refuses the unaligned end
+ * (MAP_HUGETLB).
+ */
+static void probe_split_slack(void)
+{
+	char *r = mmap(NULL, 7 * MB + 5, RW, ANON, -1, 0);
+	int rc;
+
+	check(r != MAP_FAILED, "mmap 7M+5", strerror(errno));
+	if (r == MAP_FAILED)
+		return;
+	fill(r, 7 * MB + 5, 5);
+	check(!munmap(r + 2 * MB, 2 * MB), "munmap 2M in 7M+5", strerror(errno));
+	rc = munmap(r + 4 * MB, 3 * MB + 5);
+	printf("split_tail_slack rc=%d mapped=%d\n", rc,
+	       mapped(r + 7 * MB + 4096, 4096));
+	munmap(r, 2 * MB);
+}
+
 static void probe_munmap(void)
 {
 	char *q = mmap(NULL, 3 * MB + 5, RW, ANON, -1, 0), *r, *t;
@@ -167,6 +191,7 @@ static void probe_munmap(void)
 	check(!munmap(r, 8 * MB) && !mapped(r, 4096) &&
 	      !mapped(r + 4 * MB, 4096), "munmap across the hole",
 	      strerror(errno));
+	probe_split_slack();
 }
 
 /*

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """Runs tests/bench/test_*.py; the last line is "N passed, N failed".
 
-    python3 tests/bench/run_tests.py [--failfast] [MODULE...]
+    python3 tests/bench/run_tests.py [--failfast] [NAME...]
     make test-bench [ONLY=test_fault,test_layout]
 
-MODULE (test_fault, or tests.bench.test_fault) runs only those modules.
+NAME runs only those tests: a module (test_fault, tests.bench.test_fault),
+a class or test in one (test_fault.TestFaultCounts), or a word their names
+contain (tests/harness.py select()).
 
 As root it first gives the host's 2 MB pool SUITE_PAGES free pages (and
 puts the pool back afterwards), so that the tests of hugetlb backings run

@@ -3,7 +3,8 @@
 round up to whole pages of the backing (and THP to whole 2 MB pages),
 populate asks the kernel to populate (MAP_POPULATE or MADV_POPULATE_WRITE,
 seen with strace, inside the timed region), the @meta hugepages line
-copies the pool files, the LLC is read from sysfs in K, M or G at the
+copies the pool files, a page size other than the promised one is
+refused, the LLC is read from sysfs in K, M or G at the
 highest data or unified level (CPUID only when sysfs has none), and a cpu
 list whose range runs backwards is refused."""
 import json
@@ -103,6 +104,40 @@ class Populate(unittest.TestCase):
                             for c in calls["populate"]), calls["populate"])
         self.assertFalse(any("POPULATE" in c for c in calls["demand"]),
                          calls["demand"])
+
+
+class PageSizeRefusal(unittest.TestCase):
+    """backing_verify's verdict on what smaps says, fed by hand (benchtool
+    pagecheck): no kernel here maps smaller pages than a backing asks for,
+    and a THP mapping is only in part huge when memory is fragmented."""
+    MB4 = str(4 << 20)
+
+    def verdict(self, backing, size, kernel_kb, anon_huge_kb):
+        p = subprocess.run([os.path.join(BINDIR, "benchtool"), "pagecheck",
+                            backing, size, str(kernel_kb), str(anon_huge_kb)],
+                           capture_output=True, text=True)
+        return p.returncode, p.stdout.split()[:2]
+
+    def test_promised_pages_accepted(self):
+        self.assertEqual(self.verdict("hugetlbfs", self.MB4, 2048, 0),
+                         (0, ["ok", "2048"]))
+        self.assertEqual(self.verdict("devzero", self.MB4, 4, 0),
+                         (0, ["ok", "4"]))
+
+    def test_smaller_or_larger_pages_than_promised_refused(self):
+        for backing, kb in (("maphugetlb", 4), ("devhugetlb-1G", 2048),
+                            ("devzero", 2048)):
+            self.assertEqual(self.verdict(backing, str(1 << 30), kb, 0)[0], 1,
+                             "%s on %d kB pages" % (backing, kb))
+
+    def test_thp_only_when_the_whole_mapping_is_huge(self):
+        self.assertEqual(self.verdict("thp", self.MB4, 4, 4096),
+                         (0, ["ok", "2048"]))
+        self.assertEqual(self.verdict("thp", self.MB4, 4, 2048)[0], 1)
+        self.assertEqual(self.verdict("thp", self.MB4, 4, 0)[0], 1)
+
+    def test_thp_on_a_small_page_backing_refused(self):
+        self.assertEqual(self.verdict("devzero", self.MB4, 4, 2048)[0], 1)
 
 
 class HugepagesMeta(unittest.TestCase):

@@ -4,9 +4,10 @@ tables (bench/events/gen_table.py, bench/pmu.c)."""
 import csv
 import os
 import re
+import subprocess
 import unittest
 
-from common import ROOT, benchtool
+from common import BENCHTOOL, ROOT, benchtool
 
 MAPFILE = os.path.join(ROOT, "build", "pmu-events", "tools", "perf",
                        "pmu-events", "arch", "x86", "mapfile.csv")
@@ -135,6 +136,17 @@ class TestEvents(unittest.TestCase):
     def test_lower_case_hex_is_accepted(self):
         self.assertEqual(events("GenuineIntel-6-8f")[0][1], "sapphirerapids")
         self.assertEqual(events("GenuineIntel-6-55-a")[0][1], "cascadelakex")
+
+    def test_this_cpus_id_as_perf_writes_it(self):
+        # a recorded Skylake (CPUID 1: EAX 000506e3, model 0x5E): the id
+        # is GenuineIntel-6-5E-3, model in hex, which perf's row matches
+        fixture = os.path.join(ROOT, "tests", "bench", "fixtures",
+                               "cpuid-skylake-handmade.txt")
+        out = subprocess.run([BENCHTOOL, "events"], capture_output=True,
+                             text=True,
+                             env=dict(os.environ, BENCH_CPUID_FILE=fixture))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout.split()[:2], ["model", "skylake"])
 
     def test_unknown_cpu_is_a_clear_error(self):
         out = benchtool("events", "--cpuid", "GenuineIntel-99-1")

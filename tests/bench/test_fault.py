@@ -153,5 +153,43 @@ class TestFaultTimedRegion(unittest.TestCase):
         self.check("shm")
 
 
+@unittest.skipUnless(shutil.which("strace"), "strace is not installed "
+                     "(make deps)")
+class TestFaultClock(unittest.TestCase):
+    """The clock against syscalls strace holds up for a known time: a
+    delay in the preparation (opening /dev/zero) must not reach the
+    reported time, and one in the release (munmap, inside the window)
+    must, whole.  The first fails if the clock starts before prepare, the
+    second if the window's seconds are scaled wrong; the delays are large
+    beside a 4 MB window, which takes milliseconds even on a loaded host."""
+    ARGS = ["--backings", "devzero", "--sizes", "4M", "--reps", "1",
+            "--warmup", "0", "--warm-pass", "0"]
+    DELAY_US = 1100000      # over a second: the window spans a second tick
+
+    def delayed(self, trace):
+        return BenchRun("fault", self.ARGS, wrap=[
+            "strace", "-f", "-o", os.devnull] + trace + [
+            "-e", "inject=%s:delay_enter=%d" % (trace[-1].split("=")[1],
+                                                 self.DELAY_US)])
+
+    def us_per_call(self, res):
+        self.assertEqual(res.returncode, 0, res.describe())
+        self.assertEqual(sorted(r["mode"] for r in res.rows),
+                         ["demand", "populate", "setup"], res.describe())
+        return {r["mode"]: float(r["us_per_call"]) for r in res.rows}
+
+    def test_preparation_is_outside_the_clock(self):
+        res = self.delayed(["-P", "/dev/zero", "-e", "trace=openat"])
+        for mode, us in self.us_per_call(res).items():
+            self.assertLess(us, self.DELAY_US, "%s timed the open of "
+                            "/dev/zero (delayed by strace)" % mode)
+
+    def test_release_is_inside_the_clock(self):
+        res = self.delayed(["-e", "trace=munmap"])
+        for mode, us in self.us_per_call(res).items():
+            self.assertGreaterEqual(us, self.DELAY_US, "%s: the window "
+                                    "lost the munmap strace delayed" % mode)
+
+
 if __name__ == "__main__":
     unittest.main()

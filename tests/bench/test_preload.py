@@ -147,6 +147,8 @@ class Preload(unittest.TestCase):
         self.check_pages(f, 4, thp=True)
         # 2 MB rounding: the slack past 3M+4K went with the munmap
         self.assertEqual(f["munmap_slack"]["mapped"], 0)
+        # and a split mapping's tail keeps its slack to take along
+        self.assertEqual(f["split_tail_slack"], {"rc": 0, "mapped": 0})
 
     def hugetlb_case(self, backing):
         self.need_pool()
@@ -155,6 +157,7 @@ class Preload(unittest.TestCase):
         f = self.facts(out)
         self.check_pages(f, 2048)
         self.assertEqual(f["munmap_slack"]["mapped"], 0)
+        self.assertEqual(f["split_tail_slack"], {"rc": 0, "mapped": 0})
         # off a 2 MB boundary: refused as the kernel refuses MAP_HUGETLB's
         self.assertEqual(f["munmap_unaligned"], {"rc": -1, "errno": 22})
         self.assertEqual(err, "")

@@ -134,6 +134,29 @@ class FetchRecorded(unittest.TestCase):
         for bench, rs in want.items():
             self.assertEqual(csv_rows(run, bench), rs)
 
+    def test_a_finalize_error_of_a_passed_job_is_noted_only(self):
+        # What LAVA logged when QEMU (a 10 GB guest, loaded host) took
+        # longer than pexpect waits to exit after "poweroff", every result
+        # in: LAVA passed the job (make test-lava, job 1).
+        err = ('{"dt": "2026-12-04T21:50:03.468610", "lvl": "error", "msg": '
+               '"Failed to run \'finalize\': Could not terminate the child."}')
+        last = max(i for i, ln in enumerate(self.lines) if '"definition": "lava"' in ln
+                   and '"case": "job"' in ln)
+        for result, status in (("pass", "complete"), ("fail", "failed")):
+            with self.subTest(job=result):
+                lines = self.lines[:last] + [err, self.lines[last].replace(
+                    '"result": "pass"', '"result": "%s"' % result)] + self.lines[last + 1:]
+                log = os.path.join(self.tmp.name, "finalize-%s.log" % result)
+                with open(log, "w") as f:
+                    f.write("\n".join(lines) + "\n")
+                r, run = fetch_log(os.path.join(self.tmp.name, "finalize-" + result), log)
+                with open(os.path.join(run, "meta.json")) as f:
+                    m = json.load(f)
+                self.assertEqual(m["status"], status, m["errors"])
+                self.assertEqual(r.returncode, 0 if result == "pass" else 1, r.stderr)
+                noted = m["lava"].get("cleanup_errors", []) + m["errors"]
+                self.assertIn("Failed to run 'finalize': Could not terminate the child.", noted)
+
     def test_not_our_job(self):
         log = os.path.join(self.tmp.name, "other.log")
         with open(log, "w") as f:

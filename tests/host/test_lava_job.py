@@ -140,6 +140,17 @@ class LavaJobs(unittest.TestCase):
         qemu = kinds[("qemu", "arm64")]
         self.assertIn("--model neoverse-n1", test_steps(qemu)[-1])
 
+    def test_qemu_boots_again_as_run_qemu_does(self):
+        # The guest refuses a boot whose TSC TCG miscalibrated (exit 122):
+        # LAVA must boot again as often as run-qemu.sh (clock_boots=N).
+        with open(os.path.join(ROOT, "run-qemu.sh")) as f:
+            boots = int(next(ln for ln in f if ln.startswith("clock_boots=")).split("=")[1])
+        self.assertGreater(boots, 1)
+        for path, (_, _, device, job) in self.jobs.items():
+            if device == "qemu":
+                with self.subTest(job=os.path.basename(path)):
+                    self.assertEqual(job["actions"][1]["boot"].get("failure_retry"), boots)
+
     def test_refused(self):
         r = subprocess.run([sys.executable, "lava/job.py", "--arch", "arm64", "--device", "ipxe"],
                            cwd=ROOT, capture_output=True, text=True, timeout=60)

@@ -114,10 +114,6 @@ def test_commands(modules):
             cmd = ["python3", "tests/bench/run_tests.py", "--failfast"] + mods
             if os.environ.get("MUTANTS_LOCK"):
                 cmd = ["flock", os.environ["MUTANTS_LOCK"]] + cmd
-        elif suite == "plots":
-            cmd = ["python3", "tests/plots/test_plots.py", "--failfast"] + mods
-        elif suite == "compare":
-            cmd = ["python3", "tests/compare/run_tests.py", "--failfast"]
         else:
             cmd = ["python3", "tests/harness.py", "run", "tests/" + suite,
                    "--failfast"] + mods

@@ -418,16 +418,32 @@ class Variants(unittest.TestCase):
         self.assertIn("tlb-model skipped: chase.csv has no model values (no TLB model: "
                       + why, out)
 
+    def drop_column(self, name, column):
+        """name's CSV without column."""
+        path = os.path.join(self.run, name)
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, [c for c in rows[0] if c != column], lineterminator="\n",
+                               extrasaction="ignore")
+            w.writeheader()
+            w.writerows(rows)
+
     def test_csv_from_another_contract_is_refused_with_its_columns(self):
-        path = os.path.join(self.run, "chase.csv")
-        with open(path) as f:
-            lines = f.read().splitlines()
-        with open(path, "w") as f:
-            f.write("\n".join(l.rsplit(",", 1)[0] for l in lines) + "\n")
+        self.drop_column("chase.csv", "ns_min")
         rc, out, err = render(self.run)
         self.assertEqual(rc, 0)
         self.assertIn("latency, tlb and tlb-model skipped: chase.csv header is not the "
                       "contract's columns", out)
+
+    def test_chase_recorded_before_its_faults_column_is_drawn(self):
+        # results/kept-* runs predate chase.csv's faults column: the chase
+        # module gives it a default, and its figures and sections are there
+        self.drop_column("chase.csv", "faults")
+        rc, out, err = render(self.run)
+        self.assertEqual((rc, err), (0, ""))
+        self.assertIn("figures: latency, tlb, tlb-model,", out)
+        self.assertIn("Latency at the largest working set", out)
 
     def test_one_page_size_only_is_drawn_silently(self):
         # A run of 4 KB backings only: every fault count is 256 per MB, an

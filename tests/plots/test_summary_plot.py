@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The summary's numbers (plots/render.py's sections), worked out by hand
+"""The summary's numbers (the plot modules' sections, plots/benches/), worked out by hand
 from small CSVs written here: which working set each table reads, medians,
 the sign of the walks saved, the fault and setup ratios, the 4x-LLC rule
 and the section order.  No gnuplot: the sections are computed directly, so
@@ -101,13 +101,14 @@ class SummaryNumbers(unittest.TestCase):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def sections(self, source="kvm"):
+        """Every plot module's sections of the run, in the summary's order."""
         r = self.render
-        tables = [r.Table(self.tmp, n) for n in ("chase.csv", "fault.csv")]
-        for t in tables:
-            self.assertIsNone(t.problem)
-        secs = r.headlines(tables[0], tables[1], {"timing_source": source})
-        return {title.split(" (")[0].split(",")[0]: rows
-                for title, _, _, rows in secs}, [s[0] for s in secs]
+        run = r.Run(self.tmp, {"timing_source": source})
+        for name in ("chase", "fault"):
+            self.assertIsNone(run.table(name).problem)
+        secs = r.collect(run)[1]
+        return {s.title.split(" (")[0].split(",")[0]: s.rows
+                for s in secs}, [s.title for s in secs]
 
     def test_hardware_timing_leads_with_latency(self):
         _, titles = self.sections("kvm")
@@ -151,10 +152,10 @@ class SummaryNumbers(unittest.TestCase):
 
     def test_streamk_llc_rule(self):
         r = self.render
-        (_, _, header, rows), = r.streamk_sections(
-            r.Table(self.tmp, "streamk.csv"), {"timing_source": "native"})
-        self.assertEqual(header[-1], "4x LLC rule")
-        self.assertEqual([(row[0], row[1], row[-1]) for row in rows], [
+        run = r.Run(self.tmp, {"timing_source": "native"})
+        sec = r.benches.module("streamk").section_of(run.table("streamk"), run.meta)
+        self.assertEqual(sec.header[-1], "4x LLC rule")
+        self.assertEqual([(row[0], row[1], row[-1]) for row in sec.rows], [
             ("devzero", "32 MiB", "not STREAM-valid (3.00x LLC)"),
             ("thp", "32 MiB", "met")])
 
@@ -166,7 +167,8 @@ class SummaryNumbers(unittest.TestCase):
                 for w, n, v in ((MIB, 1, 50.0), (4 * MIB, 1, 80.0),
                                 (4 * MIB, 2, 45.0), (4 * MIB, 4, 25.0))]
         table = type("Rows", (), {"rows": rows})()
-        _, _, header, out = self.render.mlp_section(table, {"timing_source": "kvm"})
+        sec = self.render.benches.module("mlp").section_of(table, {"timing_source": "kvm"})
+        header, out = sec.header, sec.rows
         self.assertEqual(header, ["backing", "working set", "1 chain",
                                   "2 chains", "4 chains"])
         self.assertEqual(out, [["devzero", "4 MiB", "80.0 ns (80.0)",

@@ -1,0 +1,211 @@
+# SPDX-License-Identifier: GPL-2.0
+"""chase.csv (bench/chase.c, the pointer chase): the latency, measured
+TLB and modelled TLB figures, one set per hop kind, and the latency and
+page-walk sections of the summary."""
+import textwrap
+
+import contract
+from parts import Job, Parts, Section
+from benches._fixture import L1, STLB, cache_ns, fmt, miss_per_1k
+from table import at_largest, baseline, fmt_bytes, fmt_num, fnum, order_key, page_kb, value_at
+
+ORDER = 10
+# a run recorded before the chase counted faults
+DEFAULTS = {"faults": ""}
+FIGURES = {
+    "latency": "Pointer-chase ns per access against working-set size, one line per backing, "
+               "bars from ns_min to ns_max (chase.csv).",
+    "tlb": "Measured dTLB load misses and page walks per 1000 accesses (chase.csv counter "
+           "columns).",
+    "tlb-model": "MODELLED, not measured: L1 dTLB misses and page walks per 1000 accesses "
+                 "(chase.csv model columns).",
+}
+# Where latency goes in the summary: first with hardware timings, after
+# the page walks (RANK_WALKS) and the fault sections (fault.py) otherwise.
+RANK_LATENCY_HW, RANK_WALKS, RANK_LATENCY_EMULATED = 10, 20, 35
+
+
+def model_text(geo):
+    """The TLB model's geometry as the chase wrote it (@meta tlb_geometry,
+    kept in meta.json other: name, spec, source, leaves_out, per-level
+    arrays), in words."""
+    if isinstance(geo, dict) and not geo.get("name") and geo.get("why"):
+        return f"no TLB model: {geo['why']}"
+    if not isinstance(geo, dict) or not geo.get("name"):
+        return ""
+    text = str(geo["name"])
+    if geo.get("spec") and geo["spec"] != geo["name"]:
+        text += f" = {geo['spec']}"
+    if geo.get("source"):
+        text += f" (source: {geo['source']})"
+    if geo.get("leaves_out"):
+        text += f"; the model leaves out {geo['leaves_out']}"
+    return text
+
+
+def counters_note(meta):
+    """Which events filled the TLB columns, or why none did."""
+    counters = meta.get("counters") or {}
+    # bench/ names the CSV column each event fills; keep the two TLB columns.
+    tlb_cols = ("l1_dtlb_misses_per_1k", "walks_per_1k")
+    if any(isinstance(c, dict) and "column" in c for c in counters.values()):
+        counters = {e: c for e, c in counters.items() if c.get("column") in tlb_cols}
+    have = [e for e, c in counters.items() if c.get("available")]
+    lack = [(e, c.get("reason") or "no reason recorded")
+            for e, c in counters.items() if not c.get("available")]
+    if have:
+        note = "perf events " + ", ".join(have)
+        if lack:
+            note += "; unavailable: " + "; ".join(f"{e}: {r}" for e, r in lack)
+        return note, True
+    if lack:
+        reasons = []
+        for _, r in lack:
+            if r not in reasons:
+                reasons.append(r)
+        return "; ".join(reasons), False
+    return "meta.json records no counters", False
+
+
+def geometry_of(meta, chase):
+    """The model geometry, in words: meta.json's, else the chase's presets."""
+    geometry = model_text((meta.get("other") or {}).get("tlb_geometry"))
+    if not geometry and isinstance(meta.get("tlb_model"), dict) \
+            and meta["tlb_model"].get("preset"):
+        t = meta["tlb_model"]
+        geometry = f"{t['preset']} (meta.json tlb_model; geometry cited in bench/tlbmodel.c"
+        if t.get("counted_accesses"):
+            geometry += f"; {t['counted_accesses']} accesses counted"
+        geometry += ")"
+    presets = sorted({r.get("model_preset") for r in chase.rows} - {None, ""})
+    if not geometry and presets:
+        geometry = " / ".join(presets) + " (from chase.csv model_preset)"
+    return geometry
+
+
+def wrap(text):
+    """Broken into lines so a long reason stays inside the figure."""
+    return "\n".join(textwrap.wrap(text, 110, break_on_hyphens=False))
+
+
+def jobs_of(run, chase):
+    """One set of chase figures per hop kind: line gets the plain names."""
+    jobs = []
+    geometry = geometry_of(run.meta, chase)
+    counters = wrap(counters_note(run.meta)[0])
+    for n, (hop, rows) in enumerate(chase.hops()):
+        sfx = f"-{hop}" if n else ""
+        common = dict(data=chase.path, backings=chase.backings(rows),
+                      hop_col="hop" if hop else "", hop=hop)
+        jobs.append(Job("latency" + sfx, "latency.gp", timing=run.timing, **common))
+        jobs.append(Job("tlb" + sfx, "tlb.gp", extra=counters, **common))
+        if chase.has("model_l1_misses_per_1k", rows) or chase.has("model_walks_per_1k", rows):
+            jobs.append(Job("tlb-model" + sfx, "tlb-model.gp", extra=wrap(geometry), **common))
+        else:
+            why = f" ({geometry})" if geometry.startswith("no TLB model") else ""
+            run.notes.append(f"tlb-model{sfx} skipped: chase.csv has no model values{why}")
+    return jobs
+
+
+def latency_section(crow, hop, hardware, src):
+    at_hop = f", hop {hop}" if hop else ""
+    src_hop = f", rows with hop = {hop}" if hop else ""
+    lat = at_largest(crow, "ns_per_access")
+    rows = []
+    for b in sorted(lat, key=order_key):
+        w, v = lat[b]
+        lo = value_at(crow, b, w, "ns_min")
+        hi = value_at(crow, b, w, "ns_max")
+        rows.append([b, fmt_bytes(w), fmt_num(v, "ns"), f"{fmt_num(lo)}..{fmt_num(hi)}"])
+    title = "Latency at the largest working set" + at_hop
+    if not hardware:
+        title += f" ({contract.timing_label(src)}: not what a CPU does)"
+    return Section(title, "chase.csv: ns_per_access (min..max from ns_min, ns_max) at each "
+            "backing's largest wss_bytes" + src_hop,
+            ["backing", "working set", "ns/access", "min..max"], rows,
+            RANK_LATENCY_HW if hardware else RANK_LATENCY_EMULATED)
+
+
+def walks_section(chase, crow, hop, meta):
+    at_hop = f", hop {hop}" if hop else ""
+    src_hop = f", rows with hop = {hop}" if hop else ""
+    base = baseline()
+    measured = chase.has("walks_per_1k", crow)
+    col = "walks_per_1k" if measured else "model_walks_per_1k"
+    kind = "measured" if measured else "MODEL"
+    rows = []
+    base_rows = [r for r in crow if r["backing"] == base]
+    if chase.has(col, base_rows):
+        for b in chase.backings(crow):
+            pk = page_kb(crow, b, meta)
+            if b == base or not pk or pk <= 4:
+                continue
+            # Compare at the largest size both backings reached.
+            common = {fnum(r["wss_bytes"]) for r in crow
+                      if r["backing"] == b and fnum(r.get(col)) is not None}
+            common &= {fnum(r["wss_bytes"]) for r in base_rows
+                       if fnum(r.get(col)) is not None}
+            if not common:
+                continue
+            w = max(common)
+            d0 = value_at(crow, base, w, col)
+            v = value_at(crow, b, w, col)
+            pct = f"{100.0 * (d0 - v) / d0:.0f}%" if d0 else "n/a"
+            rows.append([b, fmt_bytes(w), fmt_num(d0), fmt_num(v), fmt_num(d0 - v), pct, kind])
+        note = (f"chase.csv: {col} ({kind.lower() if measured else 'model, not measured'}) "
+                f"per 1000 accesses, {base} minus backing, at the largest wss_bytes both have")
+    else:
+        note = f"chase.csv: no {base} baseline or no {col} values"
+        geo = (meta.get("other") or {}).get("tlb_geometry")
+        if not measured and model_text(geo).startswith("no TLB model"):
+            note += "; " + model_text(geo)
+    return Section(f"Page walks saved against {base}{at_hop} ({kind})", note + src_hop,
+            ["backing", "working set", f"{base} walks/1k", "backing walks/1k",
+             "saved/1k", "saved", "source"], rows, RANK_WALKS)
+
+
+def sections_of(chase, meta):
+    """Latency and page walks per hop kind (the page walks from counters,
+    else the model)."""
+    src = meta.get("timing_source")
+    hardware = contract.timing_is_hardware(src)
+    out = []
+    for hop, rows in chase.hops():
+        out.append(latency_section(rows, hop, hardware, src))
+        out.append(walks_section(chase, rows, hop, meta))
+    return out
+
+
+def parts(run):
+    chase = run.table("chase", DEFAULTS)
+    if not chase.ok:
+        run.notes.append(f"latency, tlb and tlb-model skipped: {chase.problem}")
+        return Parts()
+    return Parts(jobs_of(run, chase), sections_of(chase, run.meta))
+
+
+def fixture(spec, rng):
+    """Invented chase rows for the plot tests (tests/plots/make_fixture.py):
+    latency from the cache plateaus plus the walks of a Skylake-like TLB,
+    counters (spec.counters) a little above the model."""
+    rows = []
+    for hop, b, pk in [(h, b, pk) for h in spec.hops for b, pk in spec.backings]:
+        for wss in spec.wss:
+            m1 = miss_per_1k(wss, pk, L1[pk])
+            mw = miss_per_1k(wss, pk, STLB[pk])
+            ns = cache_ns(wss * (4 if hop == "page" else 1), spec.scale) + \
+                (0.009 * m1 + spec.walk_ns * mw / 1000.0)
+            ns *= rng.uniform(0.97, 1.03)
+            lo, hi = ns * rng.uniform(0.90, 0.98), ns * rng.uniform(1.02, 1.15)
+            dt = wk = None
+            if spec.counters:
+                # measured runs a little above the model (prefetch, page
+                # table lines), never above one miss per access.
+                dt = min(1000.0, m1 * rng.uniform(1.0, 1.08) + rng.uniform(0, 0.4))
+                wk = min(1000.0, mw * rng.uniform(1.0, 1.15) + rng.uniform(0, 0.2))
+            rows.append(dict(backing=b, page_kb=pk, wss_bytes=wss, ns_per_access=fmt(ns),
+                             ns_min=fmt(lo), ns_max=fmt(hi), l1_dtlb_misses_per_1k=fmt(dt),
+                             walks_per_1k=fmt(wk), model_l1_misses_per_1k=fmt(m1),
+                             model_walks_per_1k=fmt(mw), hop=hop, reps=5,
+                             model_preset=spec.preset))
+    return rows

@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: GPL-2.0
+"""fault.csv (bench/fault.c): fault cost and count per MB, demand against
+populate, and mmap setup cost; one figure and three summary sections."""
+import statistics
+
+import contract
+from parts import Job, Parts, Section
+from benches._fixture import MB, fmt
+from table import baseline, fmt_num, fnum
+
+ORDER = 30
+FIGURES = {
+    "faults": "Fault cost and faults per MB, demand against populate, and mmap setup cost per call "
+              "(fault.csv).",
+}
+# after the chase's page walks, before its latency under emulated timing
+RANK = 30
+
+
+def sections_of(fault, src):
+    """Fault cost against the baseline, faults per MB, and the hugetlb
+    backings' mmap setup cost."""
+    base = baseline()
+
+    def med(b, mode, col):
+        vals = [fnum(r.get(col)) for r in fault.rows if r["backing"] == b and r["mode"] == mode]
+        vals = [v for v in vals if v is not None]
+        return statistics.median(vals) if vals else None
+
+    cost = {"icount": "instruction-count time of the kernel's fault path",
+            "tcg": "emulated time, not hardware"}.get(src, contract.timing_label(src))
+    d0 = med(base, "demand", "us_per_mb")
+    rows = []
+    for b in fault.backings():
+        d, p = med(b, "demand", "us_per_mb"), med(b, "populate", "us_per_mb")
+        ratio = f"{d / d0:.2f}x" if d is not None and d0 else "n/a"
+        rows.append([b, fmt_num(d, "us/MB"), fmt_num(p, "us/MB"), ratio])
+    out = [Section(f"Fault cost relative to {base} ({cost})",
+            f"fault.csv: us_per_mb, mode demand and populate; ratio = backing demand "
+            f"us_per_mb / {base} demand us_per_mb",
+            ["backing", "demand", "populate", f"demand vs {base}"], rows, RANK)]
+    rows = [[b, fmt_num(med(b, "demand", "faults_per_mb")),
+             fmt_num(med(b, "populate", "faults_per_mb"))] for b in fault.backings()]
+    out.append(Section("Faults per MB (software event count)",
+                "fault.csv: faults_per_mb, mode demand and populate (perf's page-fault "
+                "software event)", ["backing", "demand", "populate"], rows, RANK))
+    rows = []
+    c = contract.load()
+    names = [b for b in fault.backings()
+             if b in c.backing_names() and c.needs_pool(b)]
+    for b in names:
+        ref = next((med(n, "setup", "us_per_call") for n in c.backing_names()
+                    if n.startswith("devhugetlb") and c.needs_pool(n) == c.needs_pool(b)), None)
+        v = med(b, "setup", "us_per_call")
+        rows.append([b, fmt_num(v, "us/call"),
+                     f"{v / ref:.2f}x" if v is not None and ref else "n/a"])
+    out.append(Section(f"mmap setup cost of the hugetlb backings against devhugetlb ({cost})",
+                "fault.csv: us_per_call, mode setup (one mmap + munmap, nothing touched); "
+                "ratio against devhugetlb of the same page size",
+                ["backing", "setup", "vs devhugetlb"], rows, RANK))
+    return out
+
+
+def parts(run):
+    fault = run.table("fault")
+    if not fault.ok:
+        run.notes.append(f"faults skipped: {fault.problem}")
+        return Parts()
+    return Parts([Job("faults", "faults.gp", fault.path, fault.backings(), timing=run.timing)],
+                 sections_of(fault, run.source))
+
+
+# one mmap + munmap of the fixtures, in us: it does not scale with the size
+FIXTURE_SETUP_US = {"devzero": 5.0, "shm": 21.0, "hugetlbfs": 48.0, "devhugetlb": 8.0,
+                    "maphugetlb": 7.0, "memfd": 18.0, "thp": 6.0}
+
+
+def fixture(spec, rng):
+    """Invented fault rows for the plot tests: demand, populate and setup
+    per backing, every page faulting once (thp with some fallbacks)."""
+    rows = []
+    for b, pk in spec.backings:
+        per_mb = 1024.0 / pk  # faults per MB when every page faults once
+        dem, pop = (210.0, 120.0) if pk == 4 else (95.0, 88.0) if pk == 2048 else (82.0, 80.0)
+        if b == "thp":
+            dem, pop = 130.0, 100.0
+            per_mb = 0.75  # some 4K fallbacks around the edges
+        setup = FIXTURE_SETUP_US[b.replace("-1G", "")]
+        mb = 16
+        for mode, us, fpm in (("demand", dem, per_mb), ("populate", pop, per_mb)):
+            us = us * spec.fault_scale * rng.uniform(0.95, 1.05)
+            rows.append(dict(backing=b, page_kb=pk, mode=mode, us_per_mb=fmt(us, 3),
+                             faults_per_mb=fmt(fpm, 6), size_bytes=mb * MB,
+                             us_per_call=fmt(us * mb, 3)))
+        rows.append(dict(backing=b, page_kb=pk, mode="setup", faults_per_mb=fmt(0.0, 6),
+                         size_bytes=mb * MB,
+                         us_per_call=fmt(setup * spec.fault_scale * rng.uniform(0.95, 1.05), 3)))
+    return rows

@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: GPL-2.0
+"""realprog.csv (bench/realprog/realprog.c, the real-program step, not a
+benchmark of the contract): xz -9 on each backing through hugepreload.so;
+a figure and a summary section."""
+import csv
+import os
+import statistics
+
+import contract
+from parts import Job, Parts, Section
+from table import fmt_bytes, fmt_num, fnum, order_key
+
+ORDER = 55  # after faultscale, before mlp, as the page has always had it
+RANK = 80
+FIGURES = {
+    "realprog": "A real program (xz -9) on each backing through hugepreload.so: user CPU time, "
+                "wall time and page faults per run, with the pages its smaps showed "
+                "(realprog.csv).",
+}
+FIRST = ("off", "none")
+
+
+def read_rows(run):
+    """realprog.csv's rows (the real-program step), [] when absent."""
+    path = os.path.join(run, "realprog.csv")
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return [r for r in csv.DictReader(f) if r.get("backing")]
+
+
+def backings_of(rows):
+    """off and none first, then the contract's order."""
+    names = {r["backing"] for r in rows}
+    return [b for b in FIRST if b in names] + \
+        sorted(names - set(FIRST), key=order_key)
+
+
+def section_of(rows, meta):
+    """Medians over the runs of each backing; time against none (4 kB)."""
+    src = meta.get("timing_source")
+    kind = "hardware time" if contract.timing_is_hardware(src) else contract.timing_label(src)
+
+    # a run that fell back to normal pages, or that the driver marked
+    # invalid (other output, other pages), is not a run of its backing
+    def invalid(r):
+        return r.get("fallback") == "1" or r.get("valid") == "0"
+    kept = [r for r in rows if not invalid(r)]
+
+    def med(b, col):
+        vals = [fnum(r.get(col)) for r in kept if r["backing"] == b]
+        vals = [v for v in vals if v is not None]
+        return (statistics.median(vals), min(vals), max(vals)) if vals else (None, None, None)
+
+    base = med("none", "user_s")[0]
+    out = []
+    for b in backings_of(rows):
+        u, ulo, uhi = med(b, "user_s")
+        w, wlo, whi = med(b, "wall_s")
+        pk, pct = med(b, "page_kb")[0], med(b, "huge_pct")[0]
+        fb = sum(1 for r in rows if r["backing"] == b and invalid(r))
+        out.append([b, "n/a" if pk is None else f"{pk:.0f} kB, {pct or 0:.0f}% huge",
+                    str(sum(1 for r in kept if r["backing"] == b)),
+                    f"{fmt_num(u, 's')} ({fmt_num(ulo)}..{fmt_num(uhi)})",
+                    f"{u / base:.3f}x" if u is not None and base else "n/a",
+                    f"{fmt_num(w, 's')} ({fmt_num(wlo)}..{fmt_num(whi)})",
+                    fmt_num(med(b, "minflt")[0]), str(fb)])
+    prog = rows[0].get("program", "xz") if rows else "xz"
+    corpus = fmt_bytes(fnum(rows[0].get("corpus_bytes")) or 0) if rows else "?"
+    return Section(f"Real program: {prog} on a {corpus} corpus through hugepreload.so ({kind})",
+            "realprog.csv: medians over the runs (min..max), leaving out runs that fell back "
+            "to normal pages or that the driver marked invalid (valid = 0: other output than "
+            "the first backing's, or other pages than promised in an smaps sample), counted "
+            "under 'excluded'; user_s and minflt from wait4's "
+            "rusage, wall_s from CLOCK_MONOTONIC; pages from the program's smaps; "
+            "user vs none = user_s / none's user_s",
+            ["backing", "pages", "runs", "user_s", "user vs none", "wall_s", "minflt",
+             "excluded"], out, RANK)
+
+
+def parts(run):
+    rows = read_rows(run.path)
+    if not rows:
+        return Parts()
+    out = Parts(sections=[section_of(rows, run.meta)])
+    if "valid" in rows[0]:
+        title = "%s, %s corpus, through hugepreload.so" % (
+            rows[0].get("program", "xz"), fmt_bytes(fnum(rows[0].get("corpus_bytes")) or 0))
+        out.jobs.append(Job("realprog", "realprog.gp", os.path.join(run.path, "realprog.csv"),
+                            backings_of(rows), timing=run.timing, extra=title))
+    else:
+        # a run recorded before the driver marked invalid runs: the table
+        # can treat every run as valid, the figure's script cannot
+        run.notes.append("realprog.csv has no valid column (recorded before it was added): "
+                         "its figure is not drawn, the summary counts every run as valid")
+    return out
+
+
+def fixture(spec, rng):
+    """Invented realprog rows for the plot tests: three runs of xz on off
+    and none (4 kB) and on each 2 MB backing of spec, huge pages saving
+    user time and faults."""
+    rows = []
+    names = [("off", 4), ("none", 4)] + [(b, kb) for b, kb in spec.backings if kb == 2048]
+    for b, kb in names:
+        for rep in (1, 2, 3):
+            user = (16.4 if kb == 4 else 14.0) * rng.uniform(0.98, 1.02)
+            rows.append(dict(
+                backing=b, rep=rep, page_kb=kb, huge_pct=0.0 if kb == 4 else 100.0,
+                wall_s=round(user * 2.5, 3), user_s=round(user, 3), sys_s=0.5,
+                minflt=43500 if kb == 4 else 310, majflt=0, maxrss_kb=175700,
+                big_kb=688920, resident_kb=172900, huge_kb=0 if kb == 4 else 172032,
+                fallback=0, out_bytes=4539172, out_fnv="3c1a91bfb2a00061",
+                corpus_bytes=16 * 1024 * 1024, program="xz -9 -T1", cpu=1, samples=40,
+                page_agree=40, valid=1))
+    return rows
