@@ -72,7 +72,7 @@ static int mapped(struct mapping *m, void *p, char *why, size_t n)
 	return 0;
 }
 
-static long read_long(const char *path)
+long backing_read_long(const char *path)
 {
 	FILE *f = fopen(path, "r");
 	long v = -1;
@@ -318,12 +318,24 @@ static int hugetlbfs_prepare(struct mapping *m, char *why, size_t n)
 	return ftruncate(m->fd, m->len) ? fail(why, n, m, "ftruncate") : 0;
 }
 
-static int shared_attach(struct mapping *m, int pop, char *why, size_t n)
+/* a file's mapping: share (the backing's way) unless the flags choose */
+static int file_attach(struct mapping *m, int pop, int share, char *why,
+		       size_t n)
 {
-	int share = m->flags & MAP_F_PRIVATE ? MAP_PRIVATE : MAP_SHARED;
-
+	if (m->flags & (MAP_F_PRIVATE | MAP_F_SHARED))
+		share = m->flags & MAP_F_PRIVATE ? MAP_PRIVATE : MAP_SHARED;
 	return mapped(m, mmap(NULL, m->len, RW, share | pop, m->fd, 0),
 		      why, n);
+}
+
+static int shared_attach(struct mapping *m, int pop, char *why, size_t n)
+{
+	return file_attach(m, pop, MAP_SHARED, why, n);
+}
+
+static int private_attach(struct mapping *m, int pop, char *why, size_t n)
+{
+	return file_attach(m, pop, MAP_PRIVATE, why, n);
 }
 
 static int shm_prepare(struct mapping *m, char *why, size_t n)
@@ -421,7 +433,7 @@ static const struct backing_ops thp_ops = {
 };
 static const struct backing_ops hugetlbfs_ops = {
 	.available = hugetlbfs_available, .prepare = hugetlbfs_prepare,
-	.attach = shared_attach, .populate_via = "MAP_POPULATE",
+	.attach = private_attach, .populate_via = "MAP_POPULATE",
 	.object = OBJ_FILE,
 };
 static const struct backing_ops shm_ops = {
@@ -454,7 +466,7 @@ const struct backing backings[] = {
 	{ "thp", KB_2M, 0, "#009E73", &thp_ops,
 	  "anonymous, 2 MB aligned, MADV_HUGEPAGE (reference)" },
 	{ "hugetlbfs", KB_2M, KB_2M, "#0072B2", &hugetlbfs_ops,
-	  "unlinked file in a hugetlbfs mount, ftruncate, mmap(MAP_SHARED)" },
+	  "unlinked file in a hugetlbfs mount, ftruncate, mmap(MAP_PRIVATE)" },
 	{ "shm", KB_2M, KB_2M, "#56B4E9", &shm_ops,
 	  "shmget(SHM_HUGETLB), shmat, IPC_RMID" },
 	{ "devhugetlb", KB_2M, KB_2M, "#D55E00", &devhugetlb_ops,
@@ -516,7 +528,7 @@ int backing_available(const struct backing *b, char *why, size_t n)
 	if (b->pool_kb) {
 		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/"
 			 "hugepages-%lukB/nr_hugepages", b->pool_kb);
-		pages = read_long(path);
+		pages = backing_read_long(path);
 		if (pages <= 0) {
 			if (pages < 0)
 				snprintf(why, n, "kernel has no %lu kB huge "
@@ -696,13 +708,13 @@ void hugepages_emit_meta(void)
 		printf("%s\"%lu\": {", first ? "" : ", ", kb);
 		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/%s/"
 			 "nr_hugepages", e->d_name);
-		printf("\"total\": %ld, ", read_long(path));
+		printf("\"total\": %ld, ", backing_read_long(path));
 		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/%s/"
 			 "free_hugepages", e->d_name);
-		printf("\"free\": %ld, ", read_long(path));
+		printf("\"free\": %ld, ", backing_read_long(path));
 		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/%s/"
 			 "resv_hugepages", e->d_name);
-		printf("\"resv\": %ld}", read_long(path));
+		printf("\"resv\": %ld}", backing_read_long(path));
 		first = 0;
 	}
 	if (d)

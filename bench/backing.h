@@ -76,7 +76,13 @@ struct mapping {
  * goes with its last attachment and never outlives the process
  */
 #define MAP_F_KEEP 2
-#define MAP_F_PRIVATE 4		/* OBJ_FILE: map MAP_PRIVATE (copy on write) */
+/*
+ * OBJ_FILE: map MAP_PRIVATE (copy on write: writes stay out of the file)
+ * or MAP_SHARED (writes go into the file), whatever the backing's own way
+ * (its row's description says which that is)
+ */
+#define MAP_F_PRIVATE 4
+#define MAP_F_SHARED 8
 
 extern const struct backing backings[];
 extern const int nbackings;
@@ -112,6 +118,8 @@ int backing_verify(const struct mapping *m, unsigned long *page_kb,
 int backing_page_verdict(const struct backing *b, size_t len,
 			 unsigned long kps, unsigned long anon_huge,
 			 unsigned long *page_kb, char *why, size_t n);
+/* a number from a sysfs or proc file; -1 if there is none */
+long backing_read_long(const char *path);
 /* removes a hugetlbfs mount we made; safe to call more than once */
 void backing_cleanup(void);
 /* prints "@meta hugepages {...}" with every pool's total and free pages */

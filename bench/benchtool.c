@@ -45,6 +45,7 @@
 #include "stats.h"
 #include "tlbcpuid.h"
 #include "tlbmodel.h"
+#include "tlbuse.h"
 
 static void print_opts(const struct bench_opt *t)
 {
@@ -62,14 +63,33 @@ static void print_opts(const struct bench_opt *t)
 	printf("]");
 }
 
-static void print_bench(const struct bench *b)
+/* "column_values": {column: [value, ...]}, of values_of if it has one */
+static void print_col_values(const struct bench *b)
 {
-	char esc[300];
+	const char *const *v;
+
+	printf(", \"column_values\": {");
+	if (b->values_of) {
+		printf("\"%s\": [", b->values_of);
+		for (v = b->values; *v; v++)
+			printf("%s\"%s\"", v == b->values ? "" : ", ", *v);
+		printf("]");
+	}
+	printf("}");
+}
+
+/* b's columns already parsed: cols[k] */
+static void print_bench(const struct bench *b, const struct bench_col *cols,
+			int k)
+{
+	char esc[300], header[2048];
 
 	json_str(esc, sizeof(esc), b->desc);
+	bench_header(cols, k, header, sizeof(header));
 	printf("{\"name\": \"%s\", \"desc\": %s, \"binary\": \"%s\", "
 	       "\"columns\": ", b->name, esc, b->name);
-	json_list(stdout, b->columns);
+	json_list(stdout, header);
+	print_col_values(b);
 	printf(", \"key\": ");
 	json_list(stdout, b->key);
 	printf(", \"metric\": \"%s\", \"lower_is_better\": %s, \"options\": ",
@@ -81,15 +101,21 @@ static void print_bench(const struct bench *b)
 /* the tables of runner.h and backing.h, in the schema bench/contract.py reads */
 static int cmd_contract(int argc, char **argv)
 {
+	struct bench_col cols[MAX_COLS];
 	char esc[300];
-	int i;
+	int i, k;
 
 	(void)argc;
 	(void)argv;
 	printf("{\"benches\": [");
 	for (i = 0; i < bench_count(); i++) {
+		k = bench_cols(bench_at(i), cols, esc, sizeof(esc));
+		if (k < 0) {
+			fprintf(stderr, "benchtool: %s\n", esc);
+			return 70;
+		}
 		printf(i ? ",\n  " : "\n  ");
-		print_bench(bench_at(i));
+		print_bench(bench_at(i), cols, k);
 	}
 	printf("],\n \"runner_options\": ");
 	print_opts(runner_opts);
@@ -492,7 +518,6 @@ static int cmd_tlbgeometry(int argc, char **argv)
 	const char *model = "auto";
 	char why[600], buf[16384];
 	struct tlb_cpuid c;
-	struct tlb_model m;
 	int i;
 
 	for (i = 2; i < argc; i++) {
@@ -509,13 +534,10 @@ static int cmd_tlbgeometry(int argc, char **argv)
 	}
 	if (!strcmp(model, "auto")) {
 		model = auto_model(why, sizeof(why));
-	} else if (tlb_init(&m, model)) {
-		fprintf(stderr, "benchtool: --model '%s' is not auto, cpuid, a "
-			"preset (benchtool presets) or a spec (bench/tlbmodel.h)"
-			"\n", model);
+	} else if (tlb_use_check(model, why, sizeof(why))) {
+		fprintf(stderr, "benchtool: %s\n", why);
 		return 1;
 	} else {
-		tlb_free(&m);
 		snprintf(why, sizeof(why), "--model %s", model);
 	}
 	if (tlb_report_json(model, why, buf, sizeof(buf)))

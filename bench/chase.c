@@ -12,11 +12,9 @@
  * besides its working set.  The loop is unrolled 16 times and its end
  * pointer is stored to a volatile sink so the compiler keeps it.
  *
- * The same cycle is replayed through the TLB model (tlbmodel.c) with the
- * page size the kernel gave (smaps): model_cap accesses warm the model,
- * the next model_cap are counted.  Addresses are the chase's offsets from
- * a canonical 1 GB-aligned base, so backings with equal page sizes model
- * alike and the result is computed once per (page size, size, hop).
+ * The same cycle is replayed through the TLB model with the page size
+ * the kernel gave (smaps), as tlbuse.h says, once per (page size, size,
+ * hop).
  *
  * faults: the page faults counted (software event) in all the timed
  * repetitions of a row together; the working set is faulted in before
@@ -29,11 +27,9 @@
 #include <sys/mman.h>
 
 #include "runner.h"
-#include "tlbcpuid.h"
-#include "tlbmodel.h"
+#include "tlbuse.h"
 
-#define UNROLL 16
-#define MODEL_BASE (1ULL << 40)
+#define UNROLL CHASE_UNROLL
 
 enum hop_mode { HOP_LINE = 1, HOP_PAGE = 2 };	/* bits of hop_mask */
 
@@ -42,8 +38,7 @@ static int hop_choice;				/* index into hop_names */
 /* the runner's points: one per hop kind, hop = index + 1 */
 static const char *const hop_points[] = { "line", "page", NULL };
 static uint64_t hops = 1 << 20;
-static const char *model = "skylake";
-static uint64_t model_cap = 1 << 16;
+static struct tlb_use tlb = TLB_USE_INIT("skylake");
 static int check_cycle;
 static uint64_t stray;
 
@@ -53,13 +48,7 @@ static const struct bench_opt chase_opts[] = {
 	  .dst = &hop_choice, .choices = hop_names },
 	{ .name = "hops", .arg = "N", .help = "hops per repetition (1M)",
 	  .kind = OPT_COUNT, .dst = &hops, .min = UNROLL },
-	{ .name = "model", .arg = "NAME", .kind = OPT_STR, .dst = &model,
-	  .help = "TLB model preset or spec (skylake; bench/tlbmodel.h); "
-	  "auto: the pinned core's preset, else its CPUID geometry on bare "
-	  "metal, else none (bench/tlbcpuid.h)" },
-	{ .name = "model-cap", .arg = "N", .kind = OPT_COUNT,
-	  .help = "model accesses counted, after as many warm (65536)",
-	  .dst = &model_cap, .min = 1 },
+	TLB_USE_OPTS(tlb, "skylake"),
 	{ .name = "check-cycle", .kind = OPT_FLAG, .dst = &check_cycle,
 	  .help = "walk each cycle untimed and report its structure in "
 	  "@meta cycle (the tests' check of the chase)" },
@@ -106,65 +95,6 @@ static void build_cycle(char *base, size_t n, int hop, uint64_t seed)
 
 		*e = base + elem_off(*(uintptr_t *)e, hop, key);
 	}
-}
-
-static __attribute__((noinline)) void **chase(void **p, uint64_t blocks)
-{
-	while (blocks--) {
-		p = *p; p = *p; p = *p; p = *p;
-		p = *p; p = *p; p = *p; p = *p;
-		p = *p; p = *p; p = *p; p = *p;
-		p = *p; p = *p; p = *p; p = *p;
-	}
-	return p;
-}
-
-struct model_memo {
-	unsigned long page_kb;
-	size_t wss;
-	int hop;
-	double l1, walks;
-	struct model_memo *next;
-};
-
-static struct model_memo *memo;
-
-/*
- * The model's L1 misses and walks per 1000 accesses, replaying the cycle
- * as it lies in memory from start; memoised per (page size, size, hop).
- */
-static int model_run(const char *base, void **start, int hop,
-		     unsigned long page_kb, size_t wss, double *l1,
-		     double *walks)
-{
-	struct model_memo *e;
-	struct tlb_model m;
-	void **p = start;
-	uint64_t k;
-	int pass;
-
-	for (e = memo; e; e = e->next)
-		if (e->page_kb == page_kb && e->wss == wss && e->hop == hop) {
-			*l1 = e->l1;
-			*walks = e->walks;
-			return 0;
-		}
-	if (tlb_init(&m, model))
-		return -1;
-	for (pass = 0; pass < 2; pass++) {
-		tlb_reset_counts(&m);
-		for (k = 0; k < model_cap; k++, p = *p)
-			tlb_access(&m, MODEL_BASE + ((char *)p - base), page_kb);
-	}
-	*l1 = 1000.0 * m.l1_misses / m.accesses;
-	*walks = 1000.0 * m.walks / m.accesses;
-	tlb_free(&m);
-	e = malloc(sizeof(*e));
-	if (e) {
-		*e = (struct model_memo){ page_kb, wss, hop, *l1, *walks, memo };
-		memo = e;
-	}
-	return 0;
 }
 
 /* one point (size, hop) on one backing: the chase and its repetitions */
@@ -238,7 +168,7 @@ static int rep(const struct bench_ctx *x, void *st, int r)
 
 	pt->done += n;
 	if (r < 0) {
-		pt->p = chase(pt->p, pt->blocks);
+		pt->p = chase_blocks(pt->p, pt->blocks);
 		return 0;
 	}
 	if ((uint64_t)r < stray)
@@ -248,7 +178,7 @@ static int rep(const struct bench_ctx *x, void *st, int r)
 	t0 = now_ns();
 	if (fresh != MAP_FAILED)
 		*(volatile char *)fresh = 1;
-	pt->p = chase(pt->p, pt->blocks);
+	pt->p = chase_blocks(pt->p, pt->blocks);
 	t1 = now_ns();
 	counters_stop(x->c, &v);
 	if (fresh != MAP_FAILED)
@@ -269,26 +199,25 @@ static void emit(const struct bench_ctx *x, struct point *pt, int model_ok,
 {
 	struct stats st, sc, sl, sw;
 	int reps = x->o->reps, hop = pt->hop;
-	char b[5][32], f[24] = "";
 
-	if (pt->ok[EV_PAGE_FAULTS])
-		snprintf(f, sizeof(f), "%llu", (unsigned long long)pt->faults);
 	stats_compute(pt->ns, reps, &st);
 	stats_compute(pt->cyc, reps, &sc);
 	stats_compute(pt->l1, reps, &sl);
 	stats_compute(pt->wk, reps, &sw);
-	/* the columns of chase_bench, in order */
-	emit_row("%s,%lu,%zu,%.3f,%.3f,%.3f,%s,%s,%s,%s,%s,%.4f,%d,%llu,%s,%s,%s",
-		 x->b->name, x->page_kb, x->o->sizes[x->si], st.median, st.min,
-		 st.max, fmt_opt(b[0], 32, pt->ok[EV_L1_DTLB_MISS], sl.median),
-		 fmt_opt(b[1], 32, pt->ok[EV_WALK], sw.median),
-		 fmt_opt(b[2], 32, model_ok, ml1),
-		 fmt_opt(b[3], 32, model_ok, mwk),
-		 hop_names[hop - 1], st.cv, reps,
-		 (unsigned long long)pt->blocks * UNROLL,
-		 fmt_opt(b[4], 32, pt->ok[EV_CYCLES], sc.median),
-		 tlb_spec(model) == model && strcmp(model, TLB_NO_MODEL) ?
-		 "custom" : model, f);
+	const struct cell row[] = {
+		CELL_S(x->b->name), CELL_U(x->page_kb),
+		CELL_U(x->o->sizes[x->si]), CELL_F(st.median), CELL_F(st.min),
+		CELL_F(st.max), CELL_OPT(pt->ok[EV_L1_DTLB_MISS], sl.median),
+		CELL_OPT(pt->ok[EV_WALK], sw.median),
+		CELL_OPT(model_ok, ml1), CELL_OPT(model_ok, mwk),
+		CELL_S(hop_names[hop - 1]), CELL_F(st.cv), CELL_D(reps),
+		CELL_U(pt->blocks * UNROLL),
+		CELL_OPT(pt->ok[EV_CYCLES], sc.median),
+		CELL_S(tlb_use_preset(&tlb)),
+		CELL_OPT_U(pt->ok[EV_PAGE_FAULTS], pt->faults),
+	};
+
+	emit_row(row, NCELLS(row));
 	if (pt->faults)
 		progress("warning: %s: %llu page faults in the timed "
 			 "repetitions", x->b->name,
@@ -363,12 +292,9 @@ static int finish(const struct bench_ctx *x, void *st, int ok)
 		if (check_cycle)
 			cycle_meta(x, pt);
 		/* no model fits (--model auto): its columns stay empty */
-		model_ok = strcmp(model, TLB_NO_MODEL) &&
-			   !model_run(x->m->addr, pt->start, pt->hop,
-				      x->page_kb, x->o->sizes[x->si], &ml1,
-				      &mwk);
-		if (!model_ok && strcmp(model, TLB_NO_MODEL))
-			emit_error("TLB model: out of memory");
+		model_ok = tlb_use_replay(&tlb, x->m->addr, &pt->start, 1,
+					  x->page_kb, x->o->sizes[x->si],
+					  pt->hop, &ml1, &mwk);
 		emit(x, pt, model_ok, ml1, mwk);
 	}
 	point_free(pt);
@@ -377,43 +303,26 @@ static int finish(const struct bench_ctx *x, void *st, int ok)
 
 static int check(char *why, size_t n)
 {
-	struct tlb_model m;
-	int i, l;
-
-	if (!strcmp(model, "auto"))
-		return 0;
-	if (!tlb_init(&m, model)) {
-		tlb_free(&m);
-		return 0;
-	}
-	l = snprintf(why, n, "--model: '%s' is not auto, a preset (",
-		     model);
-	for (i = 0; tlb_presets[i].name && l < (int)n; i++)
-		l += snprintf(why + l, n - l, "%s%s", i ? ", " : "",
-			      tlb_presets[i].name);
-	if (l < (int)n)
-		snprintf(why + l, n - l, ") or a valid spec (see "
-			 "bench/tlbmodel.h)");
-	return -1;
+	return tlb_use_check(tlb.model, why, n);
 }
 
 /* --model auto: the model of the core the counters run on, or none */
 static void start(struct counters *c)
 {
-	char why[600] = "";
-
-	if (!strcmp(model, "auto"))
-		model = counters_model_preset(c, why, sizeof(why));
-	tlb_emit_model_meta(model, why);
+	tlb_use_start(&tlb, c);
 }
 
 static const struct bench chase_bench = {
 	.name = "chase",
 	.desc = "dependent random pointer chase, ns per access",
-	.columns = "backing,page_kb,wss_bytes,ns_per_access,ns_min,ns_max,"
-		   "l1_dtlb_misses_per_1k,walks_per_1k,"
-		   "model_l1_misses_per_1k,model_walks_per_1k,hop,cv,reps,"
-		   "hops,cycles_per_access,model_preset,faults",
+	.columns = "backing %s, page_kb %u, wss_bytes %u, "
+		   "ns_per_access %.3f, ns_min %.3f, ns_max %.3f, "
+		   "l1_dtlb_misses_per_1k %.3f, walks_per_1k %.3f, "
+		   "model_l1_misses_per_1k %.3f, model_walks_per_1k %.3f, "
+		   "hop %s, cv %.4f, reps %d, hops %u, "
+		   "cycles_per_access %.3f, model_preset %s, faults %u",
+	.values_of = "hop",
+	.values = hop_points,
 	.key = "backing,hop,wss_bytes",
 	.metric = "ns_per_access",
 	.lower_is_better = 1,

@@ -95,18 +95,20 @@ static void emit(const struct bench_ctx *x, int md, size_t len, double *us,
 	struct stats st, sf;
 	double mb = len / 1048576.0;
 	int setup = md == M_SETUP;
-	char b[4][32];
 
 	stats_compute(us, x->o->reps, &st);
 	stats_compute(fl, x->o->reps, &sf);
-	/* the columns of fault_bench, in order */
-	emit_row("%s,%lu,%s,%s,%.6g,%zu,%s,%s,%.4f,%d,%s,%s,%.3f",
-		 x->b->name, x->page_kb, mname[md],
-		 fmt_opt(b[0], 32, !setup, st.median / mb), sf.median / mb, len,
-		 fmt_opt(b[1], 32, !setup, st.min / mb),
-		 fmt_opt(b[2], 32, !setup, st.max / mb), st.cv, x->o->reps,
-		 fmt_opt(b[3], 32, sf.median > 0, st.median / sf.median),
-		 md == M_POPULATE ? x->b->ops->populate_via : "", st.median);
+	const struct cell row[] = {
+		CELL_S(x->b->name), CELL_U(x->page_kb), CELL_S(mname[md]),
+		CELL_OPT(!setup, st.median / mb), CELL_F(sf.median / mb),
+		CELL_U(len), CELL_OPT(!setup, st.min / mb),
+		CELL_OPT(!setup, st.max / mb), CELL_F(st.cv), CELL_D(x->o->reps),
+		CELL_OPT(sf.median > 0, st.median / sf.median),
+		CELL_S(md == M_POPULATE ? x->b->ops->populate_via : ""),
+		CELL_F(st.median),
+	};
+
+	emit_row(row, NCELLS(row));
 	progress("%-14s %-8s %8.1f MB: %10.1f us/call  %8.1f faults/MB",
 		 x->b->name, mname[md], mb, st.median, sf.median / mb);
 }
@@ -145,9 +147,10 @@ static int measure(const struct bench_ctx *x)
 static const struct bench fault_bench = {
 	.name = "fault",
 	.desc = "first-touch (demand, populate) cost per MB, setup per call",
-	.columns = "backing,page_kb,mode,us_per_mb,faults_per_mb,size_bytes,"
-		   "us_min_per_mb,us_max_per_mb,cv,reps,us_per_fault,"
-		   "populate_via,us_per_call",
+	.columns = "backing %s, page_kb %u, mode %s, us_per_mb %.3f, "
+		   "faults_per_mb %.6g, size_bytes %u, us_min_per_mb %.3f, "
+		   "us_max_per_mb %.3f, cv %.4f, reps %d, "
+		   "us_per_fault %.3f, populate_via %s, us_per_call %.3f",
 	.key = "backing,mode,size_bytes",
 	.metric = "us_per_call",
 	.lower_is_better = 1,

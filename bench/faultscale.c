@@ -202,9 +202,10 @@ static int kind_applies(const struct backing *b, int kind, char *why,
 	return 0;
 }
 
+/* cow maps a file privately, every other kind shares the object */
 static int kind_flags(const struct task_arg *t)
 {
-	return (t->kind == KIND_COW ? MAP_F_PRIVATE : 0) |
+	return (t->kind == KIND_COW ? MAP_F_PRIVATE : MAP_F_SHARED) |
 	       (t->b->ops->object == OBJ_SEGMENT ? MAP_F_KEEP : 0);
 }
 
@@ -230,7 +231,8 @@ static int make_obj(const struct task_arg *t, struct objs *o, int k,
 	if (t->kind != KIND_COW && t->kind != KIND_SHARED)
 		return 0;
 	fill = *m;
-	if (backing_attach(&fill, MAP_F_POPULATE | MAP_F_KEEP, why, n))
+	if (backing_attach(&fill, MAP_F_POPULATE | MAP_F_KEEP | MAP_F_SHARED,
+			   why, n))
 		return -1;
 	backing_detach(&fill);
 	return 0;
@@ -765,14 +767,19 @@ static void emit(const struct pt *p, struct rep *rp)
 	stats_compute(v[2], reps, &sw);
 	stats_compute(v[3], reps, &sk);
 	cpu_list(cl, sizeof(cl), n);
-	/* the columns of faultscale_bench, in order */
-	emit_row("%s,%lu,%s,%d,%.1f,%.1f,%.4f,%zu,%d,%ld,%.3f,%.3f,%.1f,%.1f,"
-		 "%.4f,%d,%d,%s,%s,%ld,%d,%.1f,%ld,%d,%ld", x->b->name,
-		 x->page_kb, mode_names[p->md], n, st.median, st.median / n,
-		 su.median, p->len, p->iters, rp[0].faults, sw.median, overlap,
-		 st.min, st.max, st.cv, reps, n > ncpus, cl,
-		 kind_names[p->kind], p->iters * p->pages, !!p->short_why[0],
-		 sk.median, sleeps, overlap < MIN_OVERLAP, fallbacks);
+	const struct cell row[] = {
+		CELL_S(x->b->name), CELL_U(x->page_kb),
+		CELL_S(mode_names[p->md]), CELL_D(n), CELL_F(st.median),
+		CELL_F(st.median / n), CELL_F(su.median), CELL_U(p->len),
+		CELL_D(p->iters), CELL_D(rp[0].faults), CELL_F(sw.median),
+		CELL_F(overlap), CELL_F(st.min), CELL_F(st.max), CELL_F(st.cv),
+		CELL_D(reps), CELL_D(n > ncpus), CELL_S(cl),
+		CELL_S(kind_names[p->kind]), CELL_D(p->iters * p->pages),
+		CELL_D(!!p->short_why[0]), CELL_F(sk.median), CELL_D(sleeps),
+		CELL_D(overlap < MIN_OVERLAP), CELL_D(fallbacks),
+	};
+
+	emit_row(row, NCELLS(row));
 	progress("%-14s %-6s %-7s %3d tasks%s: %12.0f faults/s (%.0f per "
 		 "task), %.3f us/fault, overlap %.2f%s", x->b->name,
 		 kind_names[p->kind], mode_names[p->md], n,
@@ -985,11 +992,15 @@ static const struct bench faultscale_bench = {
 	.name = "faultscale",
 	.desc = "faults per second of N tasks (processes, threads) each "
 		"mapping, touching and unmapping its own region",
-	.columns = "backing,page_kb,mode,tasks,faults_per_s,"
-		   "faults_per_s_per_task,us_per_fault,region_bytes,iterations,"
-		   "faults,wall_ms,overlap,faults_per_s_min,faults_per_s_max,cv,"
-		   "reps,oversubscribed,cpus,kind,faults_per_task,short_window,"
-		   "start_skew_us,barrier_sleeps,low_overlap,thp_fallbacks",
+	.columns = "backing %s, page_kb %u, mode %s, tasks %d, "
+		   "faults_per_s %.1f, faults_per_s_per_task %.1f, "
+		   "us_per_fault %.4f, region_bytes %u, iterations %d, "
+		   "faults %d, wall_ms %.3f, overlap %.3f, "
+		   "faults_per_s_min %.1f, faults_per_s_max %.1f, cv %.4f, "
+		   "reps %d, oversubscribed %d, cpus %s, kind %s, "
+		   "faults_per_task %d, short_window %d, "
+		   "start_skew_us %.1f, barrier_sleeps %d, low_overlap %d, "
+		   "thp_fallbacks %d",
 	.key = "backing,kind,mode,tasks,region_bytes",
 	.metric = "faults_per_s",
 	.lower_is_better = 0,

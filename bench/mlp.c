@@ -34,19 +34,16 @@
 
 #include "mlp.h"
 #include "runner.h"
-#include "tlbcpuid.h"
-#include "tlbmodel.h"
+#include "tlbuse.h"
 
-#define MAX_CHAINS 16
-#define MODEL_BASE (1ULL << 40)
+#define MAX_CHAINS TLB_USE_MAX_CHAINS
 
 /* powers of two up to MAX_CHAINS: the figure's x axis is log2 */
 static const char *chains_arg = "1,2,4,8,16";
 static size_t stride = 256;
 static size_t tlb_group;
 static uint64_t hops = 1 << 20;
-static const char *model = "auto";
-static uint64_t model_cap = 1 << 16;
+static struct tlb_use tlb = TLB_USE_INIT("auto");
 
 static const struct bench_opt mlp_opts[] = {
 	{ .name = "chains", .arg = "LIST", .kind = OPT_STR, .dst = &chains_arg,
@@ -60,12 +57,7 @@ static const struct bench_opt mlp_opts[] = {
 	{ .name = "hops", .arg = "N", .kind = OPT_COUNT, .dst = &hops,
 	  .help = "accesses per repetition, all chains together (1M)",
 	  .min = MAX_CHAINS },
-	{ .name = "model", .arg = "NAME", .kind = OPT_STR, .dst = &model,
-	  .help = "TLB model preset or spec (bench/tlbmodel.h); auto: the "
-	  "preset that fits the pinned core (auto)" },
-	{ .name = "model-cap", .arg = "N", .kind = OPT_COUNT, .dst = &model_cap,
-	  .help = "model accesses counted, after as many warm (65536)",
-	  .min = 1 },
+	TLB_USE_OPTS(tlb, "auto"),
 	{ 0 },
 };
 
@@ -312,58 +304,6 @@ static void (*const chains_fn[MAX_CHAINS + 1])(void **[], uint64_t) = {
 	chains_13, chains_14, chains_15, chains_16,
 };
 
-/* -- the model ---------------------------------------------------------------- */
-
-struct model_memo {
-	unsigned long page_kb;
-	size_t wss;
-	int n;
-	double walks;
-	struct model_memo *next;
-};
-
-static struct model_memo *memo;
-
-/*
- * The model's page walks per 1000 accesses, replaying the n chains
- * interleaved from starts[]; memoised per (page size, size, chains).
- */
-static int model_walks(const char *base, void **const starts[], int n,
-		       unsigned long page_kb, size_t wss, double *walks)
-{
-	void **p[MAX_CHAINS];
-	struct model_memo *e;
-	struct tlb_model m;
-	uint64_t k;
-	int pass, i;
-
-	for (e = memo; e; e = e->next)
-		if (e->page_kb == page_kb && e->wss == wss && e->n == n) {
-			*walks = e->walks;
-			return 0;
-		}
-	if (tlb_init(&m, model))
-		return -1;
-	memcpy(p, starts, n * sizeof(p[0]));
-	for (pass = 0; pass < 2; pass++) {
-		tlb_reset_counts(&m);
-		for (k = 0; k < model_cap; k++) {
-			i = k % n;
-			tlb_access(&m, MODEL_BASE + ((char *)p[i] - base),
-				   page_kb);
-			p[i] = *p[i];
-		}
-	}
-	*walks = 1000.0 * m.walks / m.accesses;
-	tlb_free(&m);
-	e = malloc(sizeof(*e));
-	if (e) {
-		*e = (struct model_memo){ page_kb, wss, n, *walks, memo };
-		memo = e;
-	}
-	return 0;
-}
-
 /* -- the repetition hooks ------------------------------------------------------ */
 
 /* one chain count at one size on one backing, and its repetitions */
@@ -461,22 +401,21 @@ static void emit(const struct bench_ctx *x, struct point *pt, int model_ok,
 {
 	struct stats st, sc, sw;
 	int reps = x->o->reps;
-	char b[3][32];
 
 	stats_compute(pt->ns, reps, &st);
 	stats_compute(pt->cyc, reps, &sc);
 	stats_compute(pt->wk, reps, &sw);
-	/* the columns of mlp_bench, in order */
-	emit_row("%s,%lu,%zu,%d,%.3f,%.3f,%.3f,%.3f,%zu,%zu,%.4f,%d,%llu,%s,"
-		 "%s,%s,%s", x->b->name, x->page_kb, x->o->sizes[x->si], pt->n,
-		 st.median, st.min, st.max, st.median * pt->n, stride, tlb_group,
-		 st.cv, reps,
-		 (unsigned long long)pt->steps * pt->n,
-		 fmt_opt(b[0], 32, pt->ok[EV_WALK], sw.median),
-		 fmt_opt(b[1], 32, model_ok, mwk),
-		 fmt_opt(b[2], 32, pt->ok[EV_CYCLES], sc.median),
-		 tlb_spec(model) == model && strcmp(model, TLB_NO_MODEL) ?
-		 "custom" : model);
+	const struct cell row[] = {
+		CELL_S(x->b->name), CELL_U(x->page_kb),
+		CELL_U(x->o->sizes[x->si]), CELL_D(pt->n), CELL_F(st.median),
+		CELL_F(st.min), CELL_F(st.max), CELL_F(st.median * pt->n),
+		CELL_U(stride), CELL_U(tlb_group), CELL_F(st.cv), CELL_D(reps),
+		CELL_U(pt->steps * pt->n), CELL_OPT(pt->ok[EV_WALK], sw.median),
+		CELL_OPT(model_ok, mwk), CELL_OPT(pt->ok[EV_CYCLES], sc.median),
+		CELL_S(tlb_use_preset(&tlb)),
+	};
+
+	emit_row(row, NCELLS(row));
 	progress("%-14s %2d chains %10zu B (%d/%d): %8.2f ns/access, %8.2f "
 		 "ns/step of a chain  cv %.3f", x->b->name, pt->n,
 		 x->o->sizes[x->si], x->si + 1, x->o->nsizes, st.median,
@@ -486,16 +425,14 @@ static void emit(const struct bench_ctx *x, struct point *pt, int model_ok,
 static int finish(const struct bench_ctx *x, void *st, int ok)
 {
 	struct point *pt = st;
-	double mwk = 0;
+	double ml1 = 0, mwk = 0;
 	int model_ok;
 
 	if (ok) {
 		mlp_sink = pt->p[0];
-		model_ok = strcmp(model, TLB_NO_MODEL) &&
-			   !model_walks(x->m->addr, pt->start, pt->n,
-					x->page_kb, x->o->sizes[x->si], &mwk);
-		if (!model_ok && strcmp(model, TLB_NO_MODEL))
-			emit_error("TLB model: out of memory");
+		model_ok = tlb_use_replay(&tlb, x->m->addr, pt->start, pt->n,
+					  x->page_kb, x->o->sizes[x->si],
+					  pt->n, &ml1, &mwk);
 		emit(x, pt, model_ok, mwk);
 	}
 	point_free(pt);
@@ -538,8 +475,6 @@ static int parse_chains(char *why, size_t n)
 
 static int check(char *why, size_t n)
 {
-	struct tlb_model m;
-
 	if (parse_chains(why, n))
 		return -1;
 	if (stride < 8 || stride > PAGE || (stride & (stride - 1)))
@@ -548,23 +483,13 @@ static int check(char *why, size_t n)
 	if (tlb_group % PAGE)
 		return snprintf(why, n, "--tlb-group: %zu is not 0 or a "
 				"multiple of 4096 bytes", tlb_group), -1;
-	if (strcmp(model, "auto") && tlb_init(&m, model))
-		return snprintf(why, n, "--model: '%s' is not auto, a preset "
-				"or a valid spec (see bench/tlbmodel.h)",
-				model), -1;
-	if (strcmp(model, "auto"))
-		tlb_free(&m);
-	return 0;
+	return tlb_use_check(tlb.model, why, n);
 }
 
 /* --model auto: the model of the core the counters run on, or none */
 static void start(struct counters *c)
 {
-	char why[600] = "";
-
-	if (!strcmp(model, "auto"))
-		model = counters_model_preset(c, why, sizeof(why));
-	tlb_emit_model_meta(model, why);
+	tlb_use_start(&tlb, c);
 }
 
 /* -- benchtool mlp ---------------------------------------------------------- */
@@ -625,10 +550,12 @@ static const struct bench mlp_bench = {
 	.name = "mlp",
 	.desc = "N pointer chases interleaved (memory-level parallelism), "
 		"ns per access",
-	.columns = "backing,page_kb,wss_bytes,chains,ns_per_access,ns_min,"
-		   "ns_max,chain_ns,stride,tlb_group,cv,reps,accesses,"
-		   "walks_per_1k,model_walks_per_1k,cycles_per_access,"
-		   "model_preset",
+	.columns = "backing %s, page_kb %u, wss_bytes %u, chains %d, "
+		   "ns_per_access %.3f, ns_min %.3f, ns_max %.3f, "
+		   "chain_ns %.3f, stride %u, tlb_group %u, cv %.4f, "
+		   "reps %d, accesses %u, walks_per_1k %.3f, "
+		   "model_walks_per_1k %.3f, cycles_per_access %.3f, "
+		   "model_preset %s",
 	.key = "backing,chains,wss_bytes",
 	.metric = "ns_per_access",
 	.lower_is_better = 1,

@@ -93,10 +93,30 @@ struct bench_ctx {
 	int pt;				/* index into points (repetition hooks) */
 };
 
+/* one column of a benchmark's .columns, parsed (bench_cols()) */
+#define MAX_COLS 48
+struct bench_col {
+	char name[40];
+	char fmt[8];
+};
+
 struct bench {
 	const char *name;
 	const char *desc;
-	const char *columns;		/* the CSV header */
+	/*
+	 * The CSV columns, in order, separated by commas, each its name and
+	 * the printf conversion of its value: "%s", "%d", "%u", or
+	 * "%.<digits>f" / "%.<digits>g" of a double ("wss_bytes %u, cv
+	 * %.4f").  The header, the contract and every row's fields come
+	 * from it alone (emit_row()).
+	 */
+	const char *columns;
+	/*
+	 * a %s column that takes only the values listed (NULL-terminated:
+	 * stream's kernels), which the contract exports; NULL: none
+	 */
+	const char *values_of;
+	const char *const *values;
 	const char *key;		/* the columns that identify a point */
 	const char *metric;		/* the column compare compares */
 	int lower_is_better;
@@ -162,6 +182,14 @@ extern const struct bench_opt runner_opts[];
 int order_rows(int n);
 void order_row(int n, uint64_t row, int *out);
 
+/*
+ * The dependent chase of chase.c and tlbreach.c: blocks x CHASE_UNROLL
+ * hops from p, each load the address of the next; returns where it ended
+ * (store it to a volatile so the compiler keeps the loop).
+ */
+#define CHASE_UNROLL 16
+void **chase_blocks(void **p, uint64_t blocks);
+
 /* main() of build/bench/<name> */
 int runner_main(int argc, char **argv);
 
@@ -170,15 +198,54 @@ double now_ns(void);
 /* warn once per run when a repetition is shorter than the clock resolves */
 void check_duration(double ns);
 
-/* output */
-void emit_row(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * One field of a row: a value of the kind its column's conversion takes
+ * ('s', 'd', 'u' or 'f'), or, with ok 0, an empty field (a counter that
+ * did not count, a figure that does not apply).
+ */
+struct cell {
+	char kind;
+	int ok;
+	union {
+		const char *s;
+		long long d;
+		unsigned long long u;
+		double f;
+	} v;
+};
+
+#define CELL_S(x) ((struct cell){ 's', 1, { .s = (x) } })
+#define CELL_D(x) ((struct cell){ 'd', 1, { .d = (x) } })
+#define CELL_U(x) ((struct cell){ 'u', 1, { .u = (x) } })
+#define CELL_F(x) ((struct cell){ 'f', 1, { .f = (x) } })
+/* a double, or an empty field unless ok */
+#define CELL_OPT(ok_, x) ((struct cell){ 'f', !!(ok_), { .f = (x) } })
+#define CELL_OPT_U(ok_, x) ((struct cell){ 'u', !!(ok_), { .u = (x) } })
+#define NCELLS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/*
+ * Writes "@row <bench> <fields>" from n cells, one per column of the
+ * running benchmark, each printed with its column's conversion.  A row
+ * whose count or kinds do not match the columns is a bug in the
+ * benchmark: an @error naming the column, and the run ends (status 70).
+ */
+void emit_row(const struct cell *row, int n);
+/* a conversion's kind ('s', 'd', 'u', 'f'); 0 if emit_row() prints none */
+int bench_col_kind(const char *fmt);
+/*
+ * b->columns parsed into c[MAX_COLS]: their count, or -1 and why (not
+ * "name conversion", a conversion emit_row() does not print, a name
+ * listed twice, values_of no %s column)
+ */
+int bench_cols(const struct bench *b, struct bench_col *c, char *why,
+	       size_t n);
+/* the CSV header: the k column names joined by commas */
+void bench_header(const struct bench_col *c, int k, char *buf, size_t n);
 void emit_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void json_str(char *dst, size_t n, const char *s);
 /* prints s (a comma list) as a JSON array of strings */
 void json_list(FILE *f, const char *s);
-/* "", or "%.3f" of v when ok: for optional CSV fields */
-const char *fmt_opt(char *buf, size_t n, int ok, double v);
 
 /*
  * a bijection of 64-bit integers (splitmix64's finaliser); inline, since

@@ -167,18 +167,20 @@ static int finish(const struct bench_ctx *x, void *st, int ok)
 	size_t wss = x->o->sizes[x->si];
 	int k = x->pt, reps = x->o->reps, bad = 0;
 	struct stats sg, sn;
-	char buf[32];
 
 	if (ok) {
 		stream_sink = pt->sum;
 		bad = check_kernel(x, k, pt->sum);
 		stats_compute(pt->gb, reps, &sg);
 		stats_compute(pt->ns, reps, &sn);
-		/* the columns of stream_bench, in order */
-		emit_row("%s,%lu,%zu,%s,%.3f,%.3f,%.3f,%.4f,%d,%zu,%s",
-			 x->b->name, x->page_kb, wss, kname[k], sg.median,
-			 sg.min, sg.max, sg.cv, reps, pt->bytes,
-			 fmt_opt(buf, sizeof(buf), k == K_STRIDE, sn.median));
+		const struct cell row[] = {
+			CELL_S(x->b->name), CELL_U(x->page_kb), CELL_U(wss),
+			CELL_S(kname[k]), CELL_F(sg.median), CELL_F(sg.min),
+			CELL_F(sg.max), CELL_F(sg.cv), CELL_D(reps),
+			CELL_U(pt->bytes), CELL_OPT(k == K_STRIDE, sn.median),
+		};
+
+		emit_row(row, NCELLS(row));
 		progress("%-14s %-6s %10zu B (%d/%d): %.2f GB/s, %.2f ns/page",
 			 x->b->name, kname[k], wss, x->si + 1, x->o->nsizes,
 			 sg.median, sn.median);
@@ -194,8 +196,11 @@ static const struct bench stream_bench = {
 	.desc = "sequential read/write/copy bandwidth, and a page-stride read: "
 		"best-case walk throughput with independent loads (not latency, "
 		"not STREAM bandwidth: see streamk)",
-	.columns = "backing,page_kb,wss_bytes,kernel,gb_per_s,gb_min,gb_max,"
-		   "cv,reps,bytes_per_rep,ns_per_access",
+	.columns = "backing %s, page_kb %u, wss_bytes %u, kernel %s, "
+		   "gb_per_s %.3f, gb_min %.3f, gb_max %.3f, cv %.4f, "
+		   "reps %d, bytes_per_rep %u, ns_per_access %.3f",
+	.values_of = "kernel",
+	.values = kname,
 	.key = "backing,kernel,wss_bytes",
 	.metric = "gb_per_s",
 	.lower_is_better = 0,

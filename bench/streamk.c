@@ -126,7 +126,12 @@ static int omp_get_thread_num(void) { return 0; }
 #endif
 
 enum kern { K_COPY, K_SCALE, K_ADD, K_TRIAD, K_NR };
-static const char *const kname[K_NR] = { "copy", "scale", "add", "triad" };
+/*
+ * STREAM's kernel names, the values of the kernel column: the contract
+ * exports them (column_values), where the figure and summary read them
+ */
+static const char *const kname[K_NR + 1] = { "copy", "scale", "add",
+					     "triad", NULL };
 static const int karrays[K_NR] = { 2, 2, 3, 3 };	/* arrays touched */
 
 static const char *const corrupt_choices[] = { "none", "a", "b", "c", NULL };
@@ -340,7 +345,6 @@ static double emit_rows(const struct bench_ctx *x, const struct arrays *v,
 {
 	int warm = x->o->warmup, reps = x->o->reps, k, r;
 	double mb = 0;
-	char buf[32];
 
 	for (k = 0; k < K_NR; k++) {
 		size_t bytes = karrays[k] * sizeof(double) * v->n;
@@ -353,13 +357,16 @@ static double emit_rows(const struct bench_ctx *x, const struct arrays *v,
 			sum += t[k][r];
 		}
 		mb = 1e-6 * bytes / (best * 1e-9);
-		/* the columns of streamk_bench, in order */
-		emit_row("%s,%lu,%zu,%s,%.1f,%zu,%zu,%.9f,%.9f,%.9f,%d,%s,%d,%s",
-			 x->b->name, x->page_kb, x->o->sizes[x->si], kname[k],
-			 mb, v->n * sizeof(double),
-			 bytes, best * 1e-9, sum / reps * 1e-9, worst * 1e-9,
-			 reps, fmt_opt(buf, sizeof(buf), llc_x >= 0, llc_x),
-			 threads, rule);
+		const struct cell row[] = {
+			CELL_S(x->b->name), CELL_U(x->page_kb),
+			CELL_U(x->o->sizes[x->si]), CELL_S(kname[k]), CELL_F(mb),
+			CELL_U(v->n * sizeof(double)), CELL_U(bytes),
+			CELL_F(best * 1e-9), CELL_F(sum / reps * 1e-9),
+			CELL_F(worst * 1e-9), CELL_D(reps),
+			CELL_OPT(llc_x >= 0, llc_x), CELL_D(threads), CELL_S(rule),
+		};
+
+		emit_row(row, NCELLS(row));
 	}
 	return mb;
 }
@@ -495,9 +502,12 @@ static const struct bench streamk_bench = {
 	.name = "streamk",
 	.desc = "STREAM's copy, scale, add and triad by STREAM's rules (best "
 		"of the iterations after the first, MB/s)",
-	.columns = "backing,page_kb,wss_bytes,kernel,mb_per_s,array_bytes,"
-		   "bytes_per_iter,best_s,avg_s,max_s,reps,llc_x,threads,"
-		   "stream_rule",
+	.columns = "backing %s, page_kb %u, wss_bytes %u, kernel %s, "
+		   "mb_per_s %.1f, array_bytes %u, bytes_per_iter %u, "
+		   "best_s %.9f, avg_s %.9f, max_s %.9f, reps %d, "
+		   "llc_x %.3f, threads %d, stream_rule %s",
+	.values_of = "kernel",
+	.values = kname,
 	.key = "backing,kernel,wss_bytes",
 	.metric = "mb_per_s",
 	.lower_is_better = 0,

@@ -37,9 +37,9 @@
 #include <stdlib.h>
 
 #include "runner.h"
-#include "tlbcpuid.h"
+#include "tlbuse.h"
 
-#define UNROLL 16
+#define UNROLL CHASE_UNROLL
 #define MIN_ELEMS 4
 
 static uint64_t hops = 1 << 18;
@@ -106,23 +106,12 @@ static void **build(char *base, size_t n, int page, size_t unit,
 	return (void **)(base + elem_off(0, page, unit, key));
 }
 
-static __attribute__((noinline)) void **chase(void **p, uint64_t blocks)
-{
-	while (blocks--) {
-		p = *p; p = *p; p = *p; p = *p;
-		p = *p; p = *p; p = *p; p = *p;
-		p = *p; p = *p; p = *p; p = *p;
-		p = *p; p = *p; p = *p; p = *p;
-	}
-	return p;
-}
-
 /* ns per access of one timed run of blocks x UNROLL hops from *p */
 static double timed(void ***p, uint64_t blocks)
 {
 	double t0 = now_ns(), t1;
 
-	*p = chase(*p, blocks);
+	*p = chase_blocks(*p, blocks);
 	t1 = now_ns();
 	check_duration(t1 - t0);
 	return (t1 - t0) / (blocks * UNROLL);
@@ -151,13 +140,17 @@ static void emit(const struct bench_ctx *x, size_t n, size_t unit,
 
 	stats_compute(t[0], reps, &sp);
 	stats_compute(t[1], reps, &sl);
-	/* the columns of tlbreach_bench, in order */
-	emit_row("%s,%lu,%zu,%zu,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,"
-		 "%.3f,%.4f,%.4f,%d,%llu,%zu",
-		 x->b->name, x->page_kb, x->o->sizes[x->si], n, unit,
-		 sp.median - sl.median, sp.min - sl.min, sp.median, sp.min,
-		 sp.max, sl.median, sl.min, sl.max, sp.cv, sl.cv, reps,
-		 (unsigned long long)blocks * UNROLL, line_units);
+	const struct cell row[] = {
+		CELL_S(x->b->name), CELL_U(x->page_kb),
+		CELL_U(x->o->sizes[x->si]), CELL_U(n), CELL_U(unit),
+		CELL_F(sp.median - sl.median), CELL_F(sp.min - sl.min),
+		CELL_F(sp.median), CELL_F(sp.min), CELL_F(sp.max),
+		CELL_F(sl.median), CELL_F(sl.min), CELL_F(sl.max),
+		CELL_F(sp.cv), CELL_F(sl.cv), CELL_D(reps),
+		CELL_U(blocks * UNROLL), CELL_U(line_units),
+	};
+
+	emit_row(row, NCELLS(row));
 	progress("%-14s %7zu units of %7zu B: page %7.2f line %7.2f excess "
 		 "%6.2f ns (min %6.2f)", x->b->name, n, unit, sp.median,
 		 sl.median, sp.median - sl.median, sp.min - sl.min);
@@ -189,8 +182,8 @@ static int measure_unit(const struct bench_ctx *x, size_t unit)
 		return -1;
 	}
 	for (w = 0; w < x->o->warmup; w++) {
-		p[0] = chase(p[0], blocks);
-		p[1] = chase(p[1], blocks);
+		p[0] = chase_blocks(p[0], blocks);
+		p[1] = chase_blocks(p[1], blocks);
 	}
 	run_reps(p, blocks, reps, t);
 	emit(x, n, unit, blocks, t);
@@ -231,19 +224,21 @@ static int check(char *why, size_t n)
  */
 static void start(struct counters *c)
 {
-	char why[600] = "";
+	static struct tlb_use tlb = TLB_USE_INIT("auto");
 
-	tlb_emit_model_meta(counters_model_preset(c, why, sizeof(why)), why);
+	tlb_use_start(&tlb, c);
 }
 
 static const struct bench tlbreach_bench = {
 	.name = "tlbreach",
 	.desc = "TLB reach and miss cost from timing: a chain with one "
 		"access per page against one over few pages",
-	.columns = "backing,page_kb,wss_bytes,pages,stride_bytes,excess_ns,"
-		   "excess_min_ns,page_ns,page_ns_min,page_ns_max,line_ns,"
-		   "line_ns_min,line_ns_max,page_cv,line_cv,reps,hops,"
-		   "line_pages",
+	.columns = "backing %s, page_kb %u, wss_bytes %u, pages %u, "
+		   "stride_bytes %u, excess_ns %.3f, excess_min_ns %.3f, "
+		   "page_ns %.3f, page_ns_min %.3f, page_ns_max %.3f, "
+		   "line_ns %.3f, line_ns_min %.3f, line_ns_max %.3f, "
+		   "page_cv %.4f, line_cv %.4f, reps %d, hops %u, "
+		   "line_pages %u",
 	.key = "backing,stride_bytes,pages",
 	.metric = "excess_ns",
 	.lower_is_better = 1,

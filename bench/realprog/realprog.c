@@ -17,8 +17,10 @@
  * The corpus is text-like and seeded (words of a fixed random vocabulary,
  * drawn with Zipf-like frequencies), so every run and every machine
  * compresses the same bytes.  Backings: "off" (no preload: the program as
- * it is), then hugepreload's own (none, thp, hugetlbfs, maphugetlb,
- * devhugetlb).  Repetitions are interleaved (rep 1 of every backing, then
+ * it is), "none" (the preload on 4 KB pages), then the contract's rows
+ * that hugepreload serves (thp, hugetlbfs, maphugetlb, devhugetlb;
+ * bench/backing.c, whose checks and hugetlbfs mount it shares; hugetlbfs
+ * is MAP_PRIVATE in both).  Repetitions are interleaved (rep 1 of every backing, then
  * rep 2, ...; each rep starting one backing further), so that drift
  * favours none.
  *
@@ -48,12 +50,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "backing.h"
 
 #define COLUMNS "backing,rep,page_kb,huge_pct,wall_s,user_s,sys_s,minflt," \
 		"majflt,maxrss_kb,big_kb,resident_kb,huge_kb,fallback," \
@@ -63,6 +66,14 @@
 #define MAX_BACKINGS 16
 #define MAX_VOTES 4		/* distinct page sizes a run's samples saw */
 
+/*
+ * off: the program as it is, no preload; none: the preload with 4 KB
+ * pages (anonymous, MADV_NOHUGEPAGE: the baseline with the same
+ * interposition); then the rows of the contract's backing table
+ * (bench/backing.c) that hugepreload serves, with their meaning there:
+ * hugetlbfs is an unlinked hugetlbfs file mapped MAP_PRIVATE in both.
+ * Each must be a row of that table (check_backings).
+ */
 static const char *const all_backings[] = {
 	"off", "none", "thp", "hugetlbfs", "maphugetlb", "devhugetlb",
 };
@@ -93,7 +104,6 @@ struct run {
 	uint64_t out_fnv;
 };
 
-static char made_mount[64];
 static char corpus[PATH_MAX + 64];	/* the corpus file, while it exists */
 
 static uint64_t mix64(uint64_t z)
@@ -162,87 +172,26 @@ static int write_corpus(const char *path, char *why, size_t n)
 
 /* -- backings -------------------------------------------------------------- */
 
-static long read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
-static int have_hugetlbfs_mount(void)
-{
-	char dir[256], type[64], opts[512];
-	FILE *f = fopen("/proc/mounts", "r");
-	int found = 0;
-
-	while (f && fscanf(f, "%*s %255s %63s %511s %*d %*d", dir, type,
-			   opts) == 3)
-		found |= !strcmp(type, "hugetlbfs") &&
-			 (!strstr(opts, "pagesize=") ||
-			  strstr(opts, "pagesize=2M") ||
-			  strstr(opts, "pagesize=2048k"));
-	if (f)
-		fclose(f);
-	return found;
-}
-
-static void unmount_ours(void)
-{
-	if (made_mount[0] && !umount2(made_mount, MNT_DETACH))
-		rmdir(made_mount);
-	made_mount[0] = 0;
-}
-
-/* a signal that ends us takes the corpus and the mount with it */
+/* a signal that ends us takes the corpus and a hugetlbfs mount with it */
 static void cleanup_signal(int sig)
 {
 	if (corpus[0])
 		unlink(corpus);
-	unmount_ours();
+	backing_cleanup();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
-/* 0 if backing b can run here, else -1 and why (a skip) */
+/*
+ * 0 if backing b can run here, else -1 and why (a skip): off and none
+ * need nothing, the others are the contract's rows (bench/backing.c),
+ * whose check also mounts a hugetlbfs for the hugetlbfs row if none is
+ */
 static int available(const char *b, char *why, size_t n)
 {
-	int hugetlb = !strcmp(b, "hugetlbfs") || !strcmp(b, "maphugetlb") ||
-		      !strcmp(b, "devhugetlb");
-
-	if (hugetlb && read_long("/sys/kernel/mm/hugepages/hugepages-2048kB/"
-				 "nr_hugepages") <= 0) {
-		snprintf(why, n, "no 2048 kB huge pages preallocated");
-		return -1;
-	}
-	if (!strcmp(b, "devhugetlb") && access("/dev/hugetlb", F_OK)) {
-		snprintf(why, n, "/dev/hugetlb does not exist on this kernel");
-		return -1;
-	}
-	if (!strcmp(b, "thp") &&
-	    access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK)) {
-		snprintf(why, n, "kernel has no transparent huge pages");
-		return -1;
-	}
-	if (!strcmp(b, "hugetlbfs") && !have_hugetlbfs_mount()) {
-		snprintf(made_mount, sizeof(made_mount),
-			 "/tmp/realprog-hugetlbfs-XXXXXX");
-		if (!mkdtemp(made_mount) || mount("none", made_mount,
-						  "hugetlbfs", 0,
-						  "pagesize=2M")) {
-			snprintf(why, n, "no hugetlbfs mount and mounting one "
-				 "failed: %s", strerror(errno));
-			made_mount[0] = 0;
-			return -1;
-		}
-		atexit(unmount_ours);
-	}
-	return 0;
+	if (!strcmp(b, "off") || !strcmp(b, "none"))
+		return 0;
+	return backing_available(backing_find(b), why, n);
 }
 
 /*
@@ -476,6 +425,29 @@ static void emit(const char *b, int rep, const struct run *r, int valid)
 	fflush(stdout);
 }
 
+/* " off none thp ...": all_backings, for messages */
+static void print_backings(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(all_backings) / sizeof(*all_backings); i++)
+		fprintf(stderr, " %s", all_backings[i]);
+}
+
+/* exits unless every backing but off and none is a row of the table */
+static void check_backings(void)
+{
+	size_t i;
+
+	for (i = 2; i < sizeof(all_backings) / sizeof(*all_backings); i++)
+		if (!backing_find(all_backings[i])) {
+			fprintf(stderr, "realprog: %s is no row of the backing "
+				"table (bench/backing.c): add it there or take "
+				"it out of all_backings\n", all_backings[i]);
+			exit(70);
+		}
+}
+
 /* the backings that can run, in the order of all_backings */
 static int pick(const char *list[])
 {
@@ -492,8 +464,9 @@ static int pick(const char *list[])
 				break;
 		if (i == sizeof(all_backings) / sizeof(*all_backings)) {
 			fprintf(stderr, "realprog: unknown backing '%s': use "
-				"off, none, thp, hugetlbfs, maphugetlb, "
-				"devhugetlb\n", tok);
+				"one of", tok);
+			print_backings();
+			fprintf(stderr, "\n");
 			exit(2);
 		}
 	}
@@ -519,7 +492,8 @@ static int pick(const char *list[])
  */
 static int verify(const char *b, const struct run *r, char *why, size_t n)
 {
-	unsigned long want = strcmp(b, "off") && strcmp(b, "none") ? 2048 : 4;
+	const struct backing *row = backing_find(b);
+	unsigned long want = row ? row->page_kb : 4;
 
 	if (r->fallback)
 		snprintf(why, n, "hugepreload fell back to normal pages "
@@ -587,8 +561,9 @@ static void usage(void)
 	fprintf(stderr, "usage: realprog [--backings LIST] [--reps N] "
 		"[--corpus SIZE] [--seed N] [--level 0-9] [--preload PATH] "
 		"[--xz PATH] [--dir DIR] [--sample-ms N] [--cpu N]\n"
-		"  backings: off,none,thp,hugetlbfs,maphugetlb,devhugetlb "
-		"(default: all that this kernel has)\n");
+		"  backings (default: all that this kernel has):");
+	print_backings();
+	fprintf(stderr, "\n");
 	exit(2);
 }
 
@@ -712,10 +687,8 @@ int main(int argc, char **argv)
 	int nb, rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	check_backings();
 	parse(argc, argv);
-	signal(SIGINT, cleanup_signal);
-	signal(SIGTERM, cleanup_signal);
-	signal(SIGHUP, cleanup_signal);
 	printf("@header realprog %s\n", COLUMNS);
 	printf("@meta realprog {\"program\": \"xz -%d -T1 -c (stdin: the "
 	       "corpus)\", \"corpus_bytes\": %zu, \"seed\": %llu, \"reps\": "
@@ -723,6 +696,10 @@ int main(int argc, char **argv)
 	       opt.level, opt.corpus, (unsigned long long)opt.seed, opt.reps,
 	       opt.sample_ms, opt.preload, opt.cpu);
 	nb = pick(list);
+	/* after pick: a hugetlbfs mount made there set handlers of its own */
+	signal(SIGINT, cleanup_signal);
+	signal(SIGTERM, cleanup_signal);
+	signal(SIGHUP, cleanup_signal);
 	snprintf(corpus, sizeof(corpus), "%s/realprog-corpus-%d", opt.dir,
 		 (int)getpid());
 	if (write_corpus(corpus, why, sizeof(why))) {
@@ -734,7 +711,7 @@ int main(int argc, char **argv)
 	emit_outcomes();
 	unlink(corpus);
 	corpus[0] = 0;
-	unmount_ours();
+	backing_cleanup();
 	printf("@done realprog %d\n", rc);
 	return rc;
 }

@@ -111,6 +111,10 @@ class TestBadOptions(unittest.TestCase):
         ("chase", ["--reps", "0"], "at least 1"),
         ("chase", ["--hop", "pages"], "--hop: 'pages'"),
         ("chase", ["--model", "nope"], "--model: 'nope' is not auto"),
+        # one message for every benchmark that models (bench/tlbuse.c)
+        ("chase", ["--model", "nope"], "is not auto, a preset (haswell, "),
+        ("mlp", ["--model", "nope"], "--model: 'nope' is not auto, a preset "
+         "(haswell, broadwell, skylake, "),
         ("stream", ["--min-bytes", "1Q"], "--min-bytes: '1Q'"),
         ("fault", ["--backings", "devzero,nope"], "no backing 'nope'"),
         ("fault", ["--sizes", "4M,abc"], "--sizes: 'abc'"),

@@ -46,15 +46,19 @@ static int measure(const struct bench_ctx *x)
 
 	for (i = 0; i < wss; i += PAGE)
 		x->m->addr[i]++;
-	emit_row("%s,%lu,%zu,%.3f", x->b->name, x->page_kb, wss,
-		 (now_ns() - t0) / (wss / PAGE));
+	const struct cell row[] = {
+		CELL_S(x->b->name), CELL_U(x->page_kb), CELL_U(wss),
+		CELL_F((now_ns() - t0) / (wss / PAGE)),
+	};
+
+	emit_row(row, NCELLS(row));
 	return 0;
 }
 
 static const struct bench touch_bench = {
 	.name = "touch",
 	.desc = "write one byte per page",
-	.columns = "backing,page_kb,wss_bytes,ns_per_page",
+	.columns = "backing %s, page_kb %u, wss_bytes %u, ns_per_page %.3f",
 	.key = "backing,wss_bytes",
 	.metric = "ns_per_page",
 	.lower_is_better = 1,

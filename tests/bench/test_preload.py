@@ -10,6 +10,7 @@ and prints what smaps says it got.  The hugetlb cases raise the 2 MB pool
 by what they need and mount hugetlbfs in a temporary folder when none is
 mounted; both are put back afterwards.  They need root and skip without it.
 """
+import json
 import os
 import re
 import subprocess
@@ -18,7 +19,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ROOT  # noqa: E402
+from common import ROOT, benchtool  # noqa: E402
 
 SO = os.path.join(ROOT, "build", "bench", "hugepreload.so")
 REALPROG = os.path.join(ROOT, "build", "bench", "realprog")
@@ -366,6 +367,36 @@ sys.stdout.write(os.environ.get("FAKE_OUT_" + be, "same"))
             self.assertLess(int(r["page_agree"]), int(r["samples"]), r)
             self.assertEqual(r["valid"], "0", r)
         self.assertIn("smaps samples", p.stdout)
+
+    def test_realprog_backings_are_the_contracts(self):
+        """Past off and none, realprog's backings are rows of the backing
+        table, with its meaning (hugetlbfs: a private mapping, as the
+        library's), and a backing the host lacks is skipped with the
+        benchmarks' own reason (bench/backing.c's check, linked)."""
+        p = subprocess.run([REALPROG, "--backings", "nope"],
+                           capture_output=True, text=True)
+        names = p.stderr.split("use one of", 1)[1].split()
+        self.assertEqual(names[:2], ["off", "none"])
+        rows = {b["name"]: b for b in
+                json.loads(benchtool("contract").stdout)["backings"]}
+        for n in names[2:]:
+            self.assertIn(n, rows)
+        self.assertIn("MAP_PRIVATE", rows["hugetlbfs"]["desc"])
+        p = subprocess.run([REALPROG, "--backings", "devhugetlb",
+                            "--corpus", "4K", "--reps", "1", "--dir",
+                            self.tmp.name], capture_output=True, text=True)
+        got = json.loads(p.stdout.split("@meta realprog_backings ")[1]
+                         .splitlines()[0])
+        chase = subprocess.run([os.path.join(ROOT, "build", "bench",
+                                             "chase"), "--backings",
+                                "devhugetlb", "--sizes", "4M"],
+                               capture_output=True, text=True)
+        meta = [json.loads(l.split(" ", 2)[2]) for l in
+                chase.stdout.splitlines() if l.startswith("@meta backing ")]
+        if meta[0]["status"] != "skipped":
+            self.skipTest("this kernel has /dev/hugetlb: no skip to compare")
+        self.assertEqual(got["devhugetlb"]["status"], "skipped")
+        self.assertEqual(got["devhugetlb"]["reason"], meta[0]["reason"])
 
     def test_realprog_bad_backing(self):
         p = subprocess.run([REALPROG, "--backings", "none,hugepages"],

@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: GPL-2.0
+"""A benchmark's CSV columns are one list of {name, conversion} pairs (its
+.columns, bench/runner.h): the header, the contract and every row come
+from it, and a row that does not fit it fails loudly.  In a copy of
+bench/, chase.c is drifted three ways (a column without a field, a field without a column, a
+field of another kind than its column's conversion); each build runs and
+must end with an @error naming the column, status 70, and no row."""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from benchbin import BenchRun
+from common import BINDIR, ROOT, benchtool
+import json
+
+CHASE_COLS = re.compile(r"\t\.columns = .*?\",\n", re.S)
+
+# (what, the edit of chase.c's column array, the column the @error names)
+DRIFTS = [
+    ("a column without a field",
+     lambda t: t.replace('faults %u"', 'faults %u, extra %u"'),
+     "extra", "no field"),
+    ("a field without a column",
+     lambda t: t.replace(', faults %u"', '"'),
+     "(past the last)", "a field"),
+    ("a field of another kind",
+     lambda t: t.replace('ns_min %.3f', 'ns_min %d'),
+     "ns_min", "a value of another kind"),
+]
+
+
+def lib_sources(bench_dir):
+    """The runner library bench.mk links every benchmark with."""
+    return [p for p in glob.glob(os.path.join(bench_dir, "*.c"))
+            if os.path.basename(p) not in ("main.c", "benchtool.c")
+            and not re.search(r"^BENCH_REGISTER", open(p).read(), re.M)]
+
+
+class TestDrift(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        src = os.path.join(ROOT, "bench")
+        cls.dir = os.path.join(cls.tmp.name, "bench")
+        shutil.copytree(src, cls.dir,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        # the library once, as objects: each drift only rebuilds chase.c
+        cls.objs = []
+        for c in lib_sources(cls.dir) + [
+                os.path.join(cls.dir, "main.c"),
+                os.path.join(BINDIR, "pmu-events.c")]:
+            o = os.path.join(cls.tmp.name, os.path.basename(c) + ".o")
+            cls.cc(["-c", "-o", o, c])
+            cls.objs.append(o)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    @classmethod
+    def cc(cls, args):
+        p = subprocess.run(["gcc", "-O0", "-Wall", "-Wextra", "-I" + cls.dir]
+                           + args, capture_output=True, text=True)
+        if p.returncode:
+            raise AssertionError("gcc %s: %s" % (args, p.stderr[-2000:]))
+
+    def build(self, name, edit):
+        with open(os.path.join(ROOT, "bench", "chase.c")) as f:
+            text = f.read()
+        cols = CHASE_COLS.search(text)
+        self.assertTrue(cols, "no .columns in bench/chase.c")
+        drifted = edit(cols.group(0))
+        self.assertNotEqual(drifted, cols.group(0), name)
+        path = os.path.join(self.tmp.name, name + ".c")
+        with open(path, "w") as f:
+            f.write(text.replace(cols.group(0), drifted))
+        binary = os.path.join(self.tmp.name, name)
+        self.cc(["-o", binary, path] + self.objs + ["-lm"])
+        return binary
+
+    def run_chase(self, binary):
+        return subprocess.run(
+            [binary, "--backings", "devzero", "--sizes", "64K", "--reps",
+             "1", "--warmup", "0", "--hops", "4K"],
+            capture_output=True, text=True, timeout=120)
+
+    def test_undrifted_copy_writes_rows(self):
+        """The control: the same build of the copy, undrifted, runs."""
+        p = self.run_chase(self.build("same", lambda t: t + "\n"))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("@row chase ", p.stdout)
+
+    def test_drift_fails_naming_the_column(self):
+        for i, (what, edit, col, why) in enumerate(DRIFTS):
+            with self.subTest(what):
+                p = self.run_chase(self.build("drift%d" % i, edit))
+                self.assertEqual(p.returncode, 70, p.stdout + p.stderr)
+                self.assertNotIn("@row chase ", p.stdout)
+                err = [l for l in p.stdout.splitlines()
+                       if l.startswith("@error chase ")]
+                self.assertEqual(len(err), 1, p.stdout)
+                self.assertIn("column %s gets %s" % (col, why), err[0])
+                self.assertIn("@done chase 70", p.stdout)
+
+    def test_conversion_it_does_not_print_refused_at_start(self):
+        p = self.run_chase(self.build("badfmt", lambda t: t.replace(
+            "ns_min %.3f", "ns_min %5.3f")))
+        self.assertEqual(p.returncode, 70, p.stdout + p.stderr)
+        self.assertNotIn("@header", p.stdout)
+        self.assertIn("column ns_min: '%5.3f' is not %s, %d, %u", p.stderr)
+
+
+class TestColumnValues(unittest.TestCase):
+    """A column with a fixed set of values exports it (column_values), and
+    the rows hold only those: STREAM's kernel names live in streamk.c."""
+
+    def test_streamk_kernels_exported(self):
+        c = json.loads(benchtool("contract").stdout)
+        b = {x["name"]: x for x in c["benches"]}
+        self.assertEqual(b["streamk"]["column_values"],
+                         {"kernel": ["copy", "scale", "add", "triad"]})
+        for x in c["benches"]:
+            for col in x["column_values"]:
+                self.assertIn(col, x["columns"], x["name"])
+
+    def test_rows_hold_the_exported_kernels(self):
+        run = BenchRun("streamk", ["--backings", "devzero", "--sizes", "1M",
+                                   "--reps", "1", "--warmup", "1"])
+        self.assertEqual(run.returncode, 0, run.describe())
+        self.assertEqual([r["kernel"] for r in run.rows],
+                         ["copy", "scale", "add", "triad"])
+
+
+if __name__ == "__main__":
+    unittest.main()
