@@ -282,7 +282,7 @@ def replay(rev, parent, patch, index, name):
 def delta_entries(rev, folder, new):
     """[(kernel-relative name, file to apply, own)] of a delta revision:
     kernel/<rev>/series when it has one (an entry under patches/ is the
-    series' patch of that number, in its new version), else folder's
+    series' patch of that subject, in its new version), else folder's
     patches in order, all its own."""
     series = os.path.join(KERNEL, folder, "series")
     if not os.path.exists(series):
@@ -296,11 +296,12 @@ def delta_entries(rev, folder, new):
         if not name.startswith("patches/"):
             out.append((name, os.path.join(KERNEL, name), True))
             continue
-        num = os.path.basename(name)[:5]
-        match = [n for n in new if n.startswith("patches/" + num)]
+        # by subject, not number: a patch added before it renumbers it
+        slug = os.path.basename(name)[5:]
+        match = [n for n in new if n.startswith("patches/") and n[13:] == slug]
         if not match:
             raise SeriesError("revision %s: kernel/%s/series names %s, and the new series "
-                              "has no patch %s" % (rev, folder, name, num[:4]))
+                              "has no patch with that subject" % (rev, folder, name))
         out.append((match[0], None, False))
     return out
 
@@ -329,8 +330,8 @@ def rebase_deltas(new, tmp):
             text = read(series)
             for name, _, own in entries:
                 if not own:
-                    num = os.path.basename(name)[:5]
-                    text = re.sub(r"^patches/%s.*$" % num, name, text, flags=re.M)
+                    slug = re.escape(os.path.basename(name)[5:])
+                    text = re.sub(r"^patches/\d{4}-%s$" % slug, name, text, flags=re.M)
             written[os.path.join(folder, "series")] = text
     return written
 
@@ -342,11 +343,11 @@ def export():
     with tempfile.TemporaryDirectory(dir=os.path.dirname(TREE)) as tmp:
         new = format_series(os.path.join(tmp, "patches"))
         files = dict(new, **rebase_deltas(new, tmp))
-    changed = []
+    changed, removed = [], []
     for old in glob.glob(os.path.join(KERNEL, "patches", "*.patch")):
         if "patches/" + os.path.basename(old) not in files:
             os.unlink(old)
-            changed.append("patches/%s (removed)" % os.path.basename(old))
+            removed.append("patches/%s (removed)" % os.path.basename(old))
     for name, text in sorted(files.items()):
         path = os.path.join(KERNEL, name)
         if not os.path.exists(path) or read(path) != text:
@@ -354,10 +355,10 @@ def export():
                 f.write(text)
             changed.append(name)
     mark_synced()
-    for name in changed:
+    for name in removed + changed:
         print("series: wrote kernel/" + name)
-    print("series: exported %d patches and the cover letter; %d files changed, %d unchanged"
-          % (len(new) - 1, len(changed), len(files) - len(changed)))
+    print("series: exported %d patches and the cover letter; %d files changed, %d unchanged, "
+          "%d removed" % (len(new) - 1, len(changed), len(files) - len(changed), len(removed)))
 
 
 def main():

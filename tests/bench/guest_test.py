@@ -16,7 +16,9 @@ step ran xz under hugepreload.so on every backing, /dev/hugetlb included,
 on 2 MB pages where promised and with the same output everywhere; and in a
 second boot tests/bench/preload_probe.c checks the library's malloc, mmap,
 munmap and mremap on /dev/hugetlb.  On arm64 there is neither (both run
-x86_64 programs): meta.json must say why, and name the neoverse-n1 model.
+x86_64 programs): meta.json must say why, and name the neoverse-n1 model;
+and in a second boot with two NUMA nodes every mapping is bound to the
+pinned CPU's node, with all its pages there.
 """
 import argparse
 import csv
@@ -244,6 +246,70 @@ def check_probe(t, args):
              str(facts.get("munmap_slack")))
 
 
+NUMA_BACKINGS = "devzero,maphugetlb,devhugetlb"
+
+
+def numa_runs(out):
+    """{label: (method meta, {backing: numa meta})} of the chase runs that
+    check_numa's job prints, each after a "== LABEL" line."""
+    runs, label = {}, None
+    for line in out.splitlines():
+        if line.startswith("== "):
+            label = line[3:].strip()
+            runs[label] = ({}, {})
+        elif label and line.startswith("@meta method "):
+            runs[label][0].update(json.loads(line.split(" ", 2)[2]))
+        elif label and line.startswith("@meta numa "):
+            m = json.loads(line.split(" ", 2)[2])
+            runs[label][1][m["backing"]] = m
+    return runs
+
+
+def check_numa(t, args):
+    """The runner's per-node binding in an arm64 guest with two NUMA nodes
+    (run-qemu.sh --numa 2, CPU n on node n): pinned to either CPU, every
+    mapping is bound to that CPU's node and all its pages are there; with
+    --numa off the policy is the default one."""
+    chase = ("chase --sizes 1M --hops 1K --reps 1 --warmup 0 --warm-pass 0 "
+             "--backings " + NUMA_BACKINGS)
+    job = ("ls -d /sys/devices/system/node/node* | wc -l | sed 's/^/nodes /';"
+           " for c in 0 1; do echo \"== cpu$c\"; %s --cpu $c; done;"
+           " echo '== off'; %s --cpu 1 --numa off" % (chase, chase))
+    cmd = [os.path.join(ROOT, "run-qemu.sh"), "--arch", "arm64", "--numa",
+           "2", "--smp", "2", "--timeout", "600"]
+    cmd += ["--kernel", args.kernel] if args.kernel else []
+    cmd += ["--initrd", args.initrd] if args.initrd else []
+    print("guest_test: " + " ".join(cmd + ["--", "sh", "-c", job]),
+          flush=True)
+    p = subprocess.run(cmd + ["--", "sh", "-c", job], cwd=ROOT,
+                       capture_output=True, text=True, timeout=900)
+    out = p.stdout
+    t.record("two-node guest: the job exits 0", p.returncode == 0,
+             (out + p.stderr)[-800:])
+    t.record("two-node guest: the kernel sees two nodes",
+             re.search(r"(?m)^nodes 2$", out) is not None, out[:300])
+    runs = numa_runs(out)
+    want = sorted(NUMA_BACKINGS.split(","))
+    for cpu in (0, 1):
+        method, maps = runs.get("cpu%d" % cpu, ({}, {}))
+        t.record("two-node guest, CPU %d: pinned CPU's node is %d" % (cpu, cpu),
+                 method.get("numa_node") == cpu, str(method)[:300])
+        t.record("two-node guest, CPU %d: every backing mapped" % cpu,
+                 sorted(maps) == want, str(sorted(maps)))
+        for b, m in sorted(maps.items()):
+            t.record("two-node guest, CPU %d: %s bound to node %d and all "
+                     "its pages there" % (cpu, b, cpu),
+                     m.get("policy") == "bind:%d" % cpu and
+                     list(m.get("nodes") or {}) == [str(cpu)] and
+                     m["nodes"][str(cpu)] * m["page_kb"] * 1024 == m["bytes"],
+                     str(m))
+    _, maps = runs.get("off", ({}, {}))
+    t.record("two-node guest, --numa off: the default policy everywhere",
+             sorted(maps) == want and
+             all(m.get("policy") == "default" for m in maps.values()),
+             str(maps)[:400])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernel")
@@ -278,6 +344,7 @@ def main():
         t.record("arm64: the TLB model is neoverse-n1",
                  (meta.get("tlb_model") or {}).get("preset") == "neoverse-n1",
                  str(meta.get("tlb_model"))[:300])
+        check_numa(t, args)
     else:
         check_realprog(t, run_dir, meta)
         check_probe(t, args)

@@ -6,7 +6,7 @@ records that and numa_balancing in meta.json, and on a host with more than
 one node raises the hugetlb pools of the pinned CPU's node, not the global
 ones.  Natively on this host (one node: the binding is still visible as
 the policy) and on a fake two-node sysfs tree for run.py's part.  The
-two-node guest check is not here yet (the guest kernel has no NUMA)."""
+two-node check is in the arm64 guest (tests/bench/guest_test.py, check_numa)."""
 import glob
 import os
 import shutil
