@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Show that the kselftest's checks can fail: boot a kernel built from the
-# series plus kernel/test-only/mutants/*.patch, which can break one property
-# of /dev/hugetlb at a time (hugetlb_dev_break=N, see that patch), switch to
-# each defect in turn, run hugetlb_dev and print the checks that fail.
+# Show that every defect is caught: boot a kernel built from the series plus
+# kernel/test-only/mutants/*.patch, which can break one property of
+# /dev/hugetlb at a time (hugetlb_dev_break=N, see that patch), switch to
+# each defect in turn, run the kselftest (hugetlb_dev, and hugetlb_dev_32
+# for the compat path) and tests/stress/hmapping (the mapping once made,
+# moved out of the kselftest), and print the checks that fail.
 #
 #   kernel/test-only/mutants.sh [--kernel BZIMAGE --selftest BINARY]
 #                               [--initrd CPIO]
@@ -55,6 +57,7 @@ if [ -z "$selftest" ] || [ ! -x "$selftest" ]; then
 	echo "mutants.sh: no hugetlb_dev binary: give --selftest with --kernel" >&2
 	exit 2
 fi
+make --no-print-directory -s -C "$root/tests/stress" OUT="$work/stress" "$work/stress/hmapping"
 
 # The defects are numbered 1..last in the patch's enum; 0 is the control.
 last=$(grep -cP '^\+\tBREAK_[A-Z_]+( = 1)?,' "$root"/kernel/test-only/mutants/*.patch)
@@ -64,11 +67,16 @@ for n in \$(seq 0 $last); do
 	echo \$n >\$param
 	echo "@@break \$n"
 	/add/hugetlb_dev | grep -E '^(not ok|# Totals)'
+	# The 32-bit build, from the initramfs: every mmap() by the compat path
+	[ -x /selftests/hugetlb_dev_32 ] &&
+		/selftests/hugetlb_dev_32 | grep -E '^not ok' | sed 's/^not ok [0-9]* /not ok 0 32-bit: /'
+	/add/hmapping 2>&1 | grep -E '^not ok' | sed 's/^not ok - /not ok 0 hmapping: /'
 done
 echo 0 >\$param
 JOB
 "$root/run-qemu.sh" --kernel "$kernel" --initrd "$initrd" \
-	--hugepages 64 --hugepages-1g 1 --add "$selftest" --add "$work/mutants-job.sh" \
+	--hugepages 64 --hugepages-1g 1 --add "$selftest" --add "$work/stress/hmapping" \
+	--add "$work/mutants-job.sh" \
 	--console-log "$work/console.log" -- sh /add/mutants-job.sh >"$work/out.txt" || true
 
 awk '

@@ -160,10 +160,13 @@ static int own_rule(const struct call *c)
 	/*
 	 * do_mmap() refuses a zero length, the hugetlbfs address search a
 	 * misaligned MAP_FIXED, and do_mmap() a mapping type that is none of
-	 * the three, with EINVAL before or instead of the opened file's
-	 * checks: compared with MAP_HUGETLB, which fails alike.
+	 * the three (EINVAL) or MAP_SYNC under MAP_SHARED_VALIDATE
+	 * (EOPNOTSUPP), before or instead of the opened file's checks:
+	 * compared with MAP_HUGETLB, which fails alike.
 	 */
 	if (!c->len || c->fixed == 2 ||
+	    ((c->flags & MAP_TYPE) == MAP_SHARED_VALIDATE &&
+	     (c->flags & MAP_SYNC)) ||
 	    ((c->flags & MAP_TYPE) != MAP_PRIVATE &&
 	     (c->flags & MAP_TYPE) != MAP_SHARED &&
 	     (c->flags & MAP_TYPE) != MAP_SHARED_VALIDATE))
