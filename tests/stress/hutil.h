@@ -81,24 +81,31 @@ static inline void *hmap(enum method m, unsigned long psize, void *addr,
 	return p;
 }
 
+/* Up to n - 1 bytes of path into buf, NUL-terminated; 0 if none. */
+static inline int read_text(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t got;
+
+	if (fd < 0)
+		return 0;
+	got = read(fd, buf, n - 1);
+	close(fd);
+	if (got <= 0)
+		return 0;
+	buf[got] = 0;
+	return 1;
+}
+
 static inline long read_long(const char *path)
 {
 	char buf[64];
-	long v;
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
 
-	if (fd < 0)
+	if (!read_text(path, buf, sizeof(buf)))
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	if (!strncmp(buf, "max", 3))
 		return LONG_MAX;
-	v = strtol(buf, NULL, 10);
-	return v;
+	return strtol(buf, NULL, 10);
 }
 
 static inline int write_str(const char *path, const char *s)
@@ -158,17 +165,10 @@ static inline long meminfo(const char *key)
 {
 	static char buf[8192];
 	size_t kl = strlen(key);
-	int fd = open("/proc/meminfo", O_RDONLY);
-	ssize_t n;
 	char *p;
 
-	if (fd < 0)
+	if (!read_text("/proc/meminfo", buf, sizeof(buf)))
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		if (!strncmp(p, key, kl) && p[kl] == ':')
 			return strtol(p + kl + 1, NULL, 10);
