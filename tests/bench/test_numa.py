@@ -106,7 +106,7 @@ class RunPyNuma(unittest.TestCase):
         self.assertEqual(node, 1)
         pools = run.HugePools(os.path.join(root, run.NODE_POOL % node))
         # a fake tree: the host's pools are not touched, so no host lock
-        self.enterContext(mock.patch.object(run.pools, "HOST_LOCK"))
+        self.enterContext(mock.patch.object(run.base, "HOST_LOCK"))
         self.assertEqual(pools.raise_to(2048, 16), 16)
         node_dir = os.path.join(root, "sys/devices/system/node")
         with open(node_dir + "/node1/hugepages/hugepages-2048kB/"
