@@ -175,18 +175,11 @@ class Oversubscribed(unittest.TestCase):
         self.assertIn("(oversubscribed)", res.stdout)
 
 
-def mem_available_kb():
+def meminfo_kb(key):
+    """A /proc/meminfo field (MemAvailable, MemTotal) in kB; 0 if absent."""
     with open("/proc/meminfo") as f:
         for line in f:
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1])
-    return 0
-
-
-def mem_total_kb():
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemTotal:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1])
     return 0
 
@@ -350,14 +343,14 @@ class Skips(unittest.TestCase):
     def test_tasks_beyond_memory_are_skipped_and_said(self):
         # 256 regions of 1/128 of the RAM never fit, whatever else runs;
         # one must fit MemAvailable, which another process may have taken
-        region_mb = max(mem_total_kb() // 128 // 1024, 1)
-        if mem_available_kb() < 2 * region_mb * 1024:
+        region_mb = max(meminfo_kb("MemTotal") // 128 // 1024, 1)
+        if meminfo_kb("MemAvailable") < 2 * region_mb * 1024:
             self.skipTest("assumes MemAvailable of at least 2 x %d MB; has "
                           "%d kB (another process holds the memory)" %
-                          (region_mb, mem_available_kb()))
+                          (region_mb, meminfo_kb("MemAvailable")))
         res = faultscale("devzero", "%dM" % region_mb, 1, "1,256", "--oversubscribe",
                          "--mode", "thread")
-        if res.returncode and mem_available_kb() < 2 * region_mb * 1024:
+        if res.returncode and meminfo_kb("MemAvailable") < 2 * region_mb * 1024:
             self.skipTest("MemAvailable fell below 2 x %d MB during the "
                           "test (another process)" % region_mb)
         self.assertEqual(res.returncode, 0, res.describe())
