@@ -62,6 +62,15 @@ class Run:
     def table(self, bench, defaults=None):
         return Table.read(self.path, bench, defaults)
 
+    def usable(self, bench, what=None, defaults=None):
+        """bench's table, or None after a note that what (the figures it
+        draws; bench by default) is skipped and why."""
+        t = self.table(bench, defaults)
+        if not t.ok:
+            self.notes.append(f"{what or bench} skipped: {t.problem}")
+            return None
+        return t
+
     def exists(self, name):
         return os.path.exists(os.path.join(self.path, name))
 

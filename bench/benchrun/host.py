@@ -10,9 +10,7 @@ import re
 import subprocess
 import sys
 
-from hostlock import HOST_LOCK
-
-from .base import ROOT, bracketed, read_text
+from .base import ROOT, SavedHostState, bracketed, read_text
 
 
 def host_cpu(path="/proc/cpuinfo"):
@@ -171,7 +169,7 @@ def pinned_node(bindir, root="/"):
     return int(os.path.basename(nodes[0])[4:]) if nodes else None
 
 
-class ThpSettings:
+class ThpSettings(SavedHostState):
     """The transparent huge page knobs of a host: read for meta.json, and
     set for a run that measures the `thp` backing, which maps with
     MADV_HUGEPAGE.  That advice takes effect only when `enabled` is
@@ -195,9 +193,8 @@ class ThpSettings:
             "defrag": (("always", "defer+madvise", "madvise"), "madvise")}
 
     def __init__(self, root="/"):
+        super().__init__()
         self.dir = os.path.join(root, self.DIR)
-        self.saved = {}
-        self.locked = False
 
     def read(self):
         """{knob: value} (the chosen one of a choice file); None where the
@@ -212,8 +209,7 @@ class ThpSettings:
     def apply(self):
         """Sets what the thp backing needs, under the host-state lock
         (bench/hostlock.py) until restore(); returns the values in force."""
-        HOST_LOCK.acquire()
-        self.locked = True
+        self.hold()
         cur = self.read()
         for knob, (ok, want) in self.NEED.items():
             if cur[knob] is None or cur[knob] in ok:
@@ -229,14 +225,5 @@ class ThpSettings:
                       file=sys.stderr)
         return {k: v for k, v in self.read().items() if k in self.NEED}
 
-    def restore(self):
-        for knob, value in list(self.saved.items()):
-            try:
-                self._write(knob, value)
-                del self.saved[knob]
-            except OSError as e:
-                print("bench: RESTORE FAILED for THP %s (want %s): %s"
-                      % (knob, value, e), file=sys.stderr)
-        if self.locked and not self.saved:
-            self.locked = False
-            HOST_LOCK.release()
+    def _what(self, knob, value):
+        return "THP %s (want %s)" % (knob, value)

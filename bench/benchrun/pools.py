@@ -5,14 +5,11 @@ host-state lock, bench/hostlock.py), and fitting a working set to a pool
 that could not be raised far enough."""
 
 import os
-import sys
 
-from hostlock import HOST_LOCK
-
-from .base import KB_1G, KB_2M, MB, size_bytes
+from .base import KB_1G, KB_2M, MB, SavedHostState, size_bytes
 
 
-class HugePools:
+class HugePools(SavedHostState):
     """Raises the host's hugetlb pools for a run; restore() puts back what
     was there (call it from finally; it is idempotent).  The first raise
     takes the host-state lock (bench/hostlock.py), the restore gives it
@@ -21,9 +18,8 @@ class HugePools:
     SYS = "/sys/kernel/mm/hugepages/hugepages-%dkB/nr_hugepages"
 
     def __init__(self, sysfmt=None):
+        super().__init__()
         self.sysfmt = sysfmt or self.SYS
-        self.saved = {}
-        self.holding = False
 
     def _read(self, kb):
         with open(self.sysfmt % kb) as f:
@@ -41,13 +37,6 @@ class HugePools:
     def _write(self, kb, n):
         with open(self.sysfmt % kb, "w") as f:
             f.write("%d\n" % n)
-
-    def hold(self):
-        """Takes the host-state lock until restore(): call it before the
-        reads a raise is computed from."""
-        if not self.holding:
-            HOST_LOCK.acquire()
-            self.holding = True
 
     def raise_to(self, kb, n):
         """Returns the pool size obtained (the kernel may give fewer)."""
@@ -67,18 +56,8 @@ class HugePools:
             print("bench: cannot set %d kB pool to %d: %s" % (kb, n, e))
         return self._read(kb)
 
-    def restore(self):
-        for kb, n in list(self.saved.items()):
-            try:
-                self._write(kb, n)
-                del self.saved[kb]
-            except OSError as e:
-                print("bench: RESTORE FAILED for %d kB pool (want %d): %s"
-                      % (kb, n, e), file=sys.stderr)
-        # A pool left unrestored keeps the lock until this process ends.
-        if self.holding and not self.saved:
-            self.holding = False
-            HOST_LOCK.release()
+    def _what(self, kb, n):
+        return "%d kB pool (want %d)" % (kb, n)
 
 
 def needs_pools(backings, c):

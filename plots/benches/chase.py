@@ -177,9 +177,8 @@ def sections_of(chase, meta):
 
 
 def parts(run):
-    chase = run.table("chase", DEFAULTS)
-    if not chase.ok:
-        run.notes.append(f"latency, tlb and tlb-model skipped: {chase.problem}")
+    chase = run.usable("chase", "latency, tlb and tlb-model", DEFAULTS)
+    if chase is None:
         return Parts()
     return Parts(jobs_of(run, chase), sections_of(chase, run.meta))
 

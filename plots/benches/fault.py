@@ -62,9 +62,8 @@ def sections_of(fault, src):
 
 
 def parts(run):
-    fault = run.table("fault")
-    if not fault.ok:
-        run.notes.append(f"faults skipped: {fault.problem}")
+    fault = run.usable("fault", "faults")
+    if fault is None:
         return Parts()
     return Parts([Job("faults", "faults.gp", fault.path, fault.backings(), timing=run.timing)],
                  sections_of(fault, run.source))

@@ -105,9 +105,8 @@ def parts(run):
     if not run.listed("faultscale"):
         run.notes.append("faultscale skipped: the contract lists no faultscale benchmark")
         return Parts()
-    fs = run.table("faultscale")
-    if not fs.ok:
-        run.notes.append(f"faultscale skipped: {fs.problem}")
+    fs = run.usable("faultscale")
+    if fs is None:
         return Parts()
     return Parts([Job("faultscale", "faultscale.gp", fs.path, fs.backings(), timing=run.timing,
                       extra=timing_of(run.meta))], [section_of(fs, run.meta)])

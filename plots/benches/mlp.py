@@ -49,9 +49,8 @@ def parts(run):
         if "mlp" in (run.meta.get("bench_exit") or {}):
             run.notes.append("mlp skipped: mlp.csv missing")
         return Parts()
-    mlp = run.table("mlp")
-    if not mlp.ok:
-        run.notes.append(f"mlp skipped: {mlp.problem}")
+    mlp = run.usable("mlp")
+    if mlp is None:
         return Parts()
     return Parts([Job("mlp", "mlp.gp", mlp.path, mlp.backings(), timing=run.timing)],
                  [section_of(mlp, run.meta)])

@@ -16,9 +16,8 @@ STRIDE_NOTE = ("stream.csv stride: best-case page-walk throughput with independe
 
 
 def parts(run):
-    stream = run.table("stream")
-    if not stream.ok:
-        run.notes.append(f"bandwidth skipped: {stream.problem}")
+    stream = run.usable("stream", "bandwidth")
+    if stream is None:
         return Parts()
     run.notes.append(STRIDE_NOTE)
     # the stride panel draws ns per access where the run has that column

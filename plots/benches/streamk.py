@@ -73,9 +73,8 @@ def section_of(streamk, meta):
 
 
 def parts(run):
-    streamk = run.table("streamk")
-    if not streamk.ok:
-        run.notes.append(f"streamk skipped: {streamk.problem}")
+    streamk = run.usable("streamk")
+    if streamk is None:
         return Parts()
     return Parts([Job("streamk", "streamk.gp", streamk.path, streamk.backings(),
                       timing=streamk_timing(run.meta), extra=streamk_rule(run.meta))],

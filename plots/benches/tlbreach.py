@@ -131,9 +131,8 @@ def parts(run):
     """tlbreach's figure and summary section, when the run has tlbreach.csv."""
     if not run.listed("tlbreach") or not run.exists("tlbreach.csv"):
         return Parts()
-    tr = run.table("tlbreach")
-    if not tr.ok:
-        run.notes.append(f"tlbreach skipped: {tr.problem}")
+    tr = run.usable("tlbreach")
+    if tr is None:
         return Parts()
     meta, timing, src = run.meta, run.timing, run.source
     sec = section_of(tr, meta)

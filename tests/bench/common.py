@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -14,6 +15,7 @@ BINDIR = os.path.join(ROOT, "build", "bench")
 BENCHTOOL = os.path.join(BINDIR, "benchtool")
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+import benchrun  # noqa: E402
 import contract  # noqa: E402
 
 REQUIRED_META = ["run_id", "date", "git_rev", "profile", "mode", "host_cpu",
@@ -25,6 +27,24 @@ REQUIRED_MACHINE = ["cpufreq_governor", "boost", "smt_active", "thp_enabled",
                     "thp_defrag", "thp_khugepaged", "thp_in_run",
                     "thp_mthp", "kpti", "la57", "numa_balancing",
                     "hypervisor", "loadavg_start", "loadavg_end"]
+
+
+def raise_free(pools, kb, n):
+    """Raises pools' kb pool to the pages it has in use plus n (a
+    benchrun.HugePools: restore() puts it back); whether it got them all."""
+    want = pools.read(kb) - pools.read(kb, "free_hugepages") + n
+    return pools.raise_to(kb, want) >= want
+
+
+def pools_with_free_or_skip(n, why):
+    """A benchrun.HugePools with n free 2 MB pages for why; else, the pool
+    put back, SkipTest saying how to get them."""
+    pools = benchrun.HugePools()
+    if not raise_free(pools, 2048, n):
+        pools.restore()
+        raise unittest.SkipTest(f"cannot raise the 2 MB pool by {n} pages "
+                                f"{why} (run as root: make test-bench)")
+    return pools
 
 
 def columns(bench):

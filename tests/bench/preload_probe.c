@@ -443,6 +443,18 @@ static void conform_realloc(void)
 	free(p);
 }
 
+/* Says case <fn>_<a> of p, 8 MB from fn at alignment a (errno err), touches and frees it. */
+static void aligned_case(const char *fn, size_t a, void *p, int err, size_t want)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s_%zu", fn, a);
+	say_case(name, p, err, want, 8 * MB);
+	if (p)
+		touched_pages(p, 8 * MB, name);
+	free(p);
+}
+
 static void conform_aligned(void)
 {
 	static const size_t aligns[] = { 4096, 64 << 10, 2 * MB, 3000 };
@@ -456,18 +468,10 @@ static void conform_aligned(void)
 
 		errno = 0;
 		p = memalign(a, 8 * MB);
-		snprintf(name, sizeof(name), "memalign_%zu", a);
-		say_case(name, p, errno, want, 8 * MB);
-		if (p)
-			touched_pages(p, 8 * MB, name);
-		free(p);
+		aligned_case("memalign", a, p, errno, want);
 		errno = 0;
 		p = aligned_alloc(a, 8 * MB);
-		snprintf(name, sizeof(name), "aligned_alloc_%zu", a);
-		say_case(name, p, errno, want, 8 * MB);
-		if (p)
-			touched_pages(p, 8 * MB, name);
-		free(p);
+		aligned_case("aligned_alloc", a, p, errno, want);
 		p = NULL;
 		e = posix_memalign(&p, a, 8 * MB);
 		printf("case posix_memalign_%zu err=%d", a, e);

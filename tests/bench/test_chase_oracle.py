@@ -28,7 +28,7 @@ import unittest
 from unittest import mock
 
 from benchbin import BenchRun
-from common import BINDIR
+from common import BINDIR, raise_free
 
 MB = 1 << 20
 RUNS, ATTEMPTS = 3, 3
@@ -70,8 +70,7 @@ class NativeAgreement(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.pools = run_py.HugePools()
-        want = cls.pools.read(2048) - cls.pools.read(2048, "free_hugepages")
-        cls.huge = cls.pools.raise_to(2048, want + 40) >= want + 40
+        cls.huge = raise_free(cls.pools, 2048, 40)
 
     @classmethod
     def tearDownClass(cls):

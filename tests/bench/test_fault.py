@@ -10,7 +10,7 @@ import tempfile
 import unittest
 
 from benchbin import BenchRun
-from common import BINDIR
+from common import BINDIR, raise_free
 import benchrun  # noqa: E402
 
 SIZE = 4 << 20
@@ -86,11 +86,9 @@ class TestFaultTimedRegion(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.pools = benchrun.HugePools()
-        held = cls.pools.read(2048) - cls.pools.read(2048, "free_hugepages")
         # root only: without it a pool that happens to have free pages
         # would decide, and hugetlbfs and SHM_HUGETLB need root anyway
-        cls.pool_ok = os.geteuid() == 0 and \
-            cls.pools.raise_to(2048, held + POOL_PAGES) >= held + POOL_PAGES
+        cls.pool_ok = os.geteuid() == 0 and raise_free(cls.pools, 2048, POOL_PAGES)
         cls.addClassCleanup(cls.pools.restore)
 
     def need_pool(self):

@@ -20,7 +20,19 @@ import benchrun  # noqa: E402
 
 CPUS = sorted(os.sched_getaffinity(0))
 N = len(CPUS)
+ONE_TWO = ",".join(map(str, range(1, min(N, 2) + 1)))  # --tasks 1,2 on two CPUs, else 1
 MB = 1 << 20
+
+
+def faultscale(backings, size, reps, tasks, *extra, iterations=1):
+    """faultscale on backings, --sizes size, --reps, --tasks, then extra;
+    no warm-up (these tests count faults) and --iterations (None: not
+    given, the runner aims at --min-faults)."""
+    argv = ["--backings", backings, "--sizes", size, "--reps", str(reps),
+            "--warmup", "0", "--tasks", str(tasks)]
+    if iterations is not None:
+        argv += ["--iterations", str(iterations)]
+    return BenchRun("faultscale", argv + list(extra))
 
 
 def pool(name):
@@ -77,20 +89,14 @@ class Counts(unittest.TestCase):
                                    delta=0.1 + 1e-3 * float(r["faults_per_s"]))
 
     def test_4k_pages(self):
-        res = BenchRun("faultscale", [
-            "--backings", "devzero", "--sizes", "8M", "--reps", "2",
-            "--warmup", "0", "--iterations", "3",
-            "--tasks", ",".join(map(str, range(1, min(N, 2) + 1)))])
+        res = faultscale("devzero", "8M", 2, ONE_TWO, iterations=3)
         self.check_counts(res, "devzero", 4)
         (r,) = [r for r in res.rows if r["mode"] == "process" and
                 r["tasks"] == "1"]
         self.assertEqual(int(r["faults"]), 3 * 2048)
 
     def stray_run(self, stray):
-        return BenchRun("faultscale", [
-            "--backings", "devzero", "--sizes", "1M", "--reps", "2",
-            "--warmup", "0", "--iterations", "1", "--tasks", "1",
-            "--mode", "process", "--stray", str(stray)])
+        return faultscale("devzero", "1M", 2, 1, "--mode", "process", "--stray", str(stray))
 
     def test_a_stray_fault_takes_the_repetition_again(self):
         # two strays (--stray adds one fault outside the region to each of
@@ -112,19 +118,13 @@ class Counts(unittest.TestCase):
         self.assertEqual(int(r["faults"]), expected_faults(r), r)
 
     def test_2m_thp(self):
-        res = BenchRun("faultscale", [
-            "--backings", "thp", "--sizes", "8M", "--reps", "2",
-            "--warmup", "0", "--iterations", "3",
-            "--tasks", ",".join(map(str, range(1, min(N, 2) + 1)))])
+        res = faultscale("thp", "8M", 2, ONE_TWO, iterations=3)
         self.check_counts(res, "thp", 2048)
 
     @unittest.skipUnless(free_2m() >= 8, "needs 8 free 2 MB huge pages "
                          "(raise /proc/sys/vm/nr_hugepages); has %d" % free_2m())
     def test_2m_hugetlb(self):
-        res = BenchRun("faultscale", [
-            "--backings", "maphugetlb,memfd", "--sizes", "8M", "--reps", "2",
-            "--warmup", "0", "--iterations", "2",
-            "--tasks", ",".join(map(str, range(1, min(N, 2) + 1)))])
+        res = faultscale("maphugetlb,memfd", "8M", 2, ONE_TWO, iterations=2)
         if res.returncode and free_2m() < 8:
             self.skipTest("the pool shrank under the test (another user)")
         self.check_counts(res, "maphugetlb", 2048)
@@ -134,10 +134,7 @@ class Counts(unittest.TestCase):
 class Concurrency(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.res = BenchRun("faultscale", [
-            "--backings", "devzero", "--sizes", "16M", "--reps", "2",
-            "--warmup", "0", "--iterations", "3", "--tasks", "2",
-            "--oversubscribe"])
+        cls.res = faultscale("devzero", "16M", 2, 2, "--oversubscribe", iterations=3)
 
     def test_exit(self):
         self.assertEqual(self.res.returncode, 0, self.res.describe())
@@ -162,20 +159,14 @@ class Concurrency(unittest.TestCase):
         self.assertEqual(meta["allowed_cpus"], ";".join(map(str, CPUS)))
 
     def test_one_mode_only(self):
-        res = BenchRun("faultscale", [
-            "--backings", "devzero", "--sizes", "1M", "--reps", "1",
-            "--warmup", "0", "--iterations", "1", "--tasks", "1",
-            "--mode", "thread"])
+        res = faultscale("devzero", "1M", 1, 1, "--mode", "thread")
         self.assertEqual([r["mode"] for r in res.rows], ["thread"],
                          res.describe())
 
 
 class Oversubscribed(unittest.TestCase):
     def test_more_tasks_than_cpus_are_labelled(self):
-        res = BenchRun("faultscale", [
-            "--backings", "devzero", "--sizes", "1M", "--reps", "1",
-            "--warmup", "0", "--iterations", "1", "--tasks", str(N + 1),
-            "--oversubscribe", "--mode", "process"])
+        res = faultscale("devzero", "1M", 1, str(N + 1), "--oversubscribe", "--mode", "process")
         self.assertEqual(res.returncode, 0, res.describe())
         (r,) = res.rows
         self.assertEqual(r["oversubscribed"], "1")
@@ -184,18 +175,11 @@ class Oversubscribed(unittest.TestCase):
         self.assertIn("(oversubscribed)", res.stdout)
 
 
-def mem_available_kb():
+def meminfo_kb(key):
+    """A /proc/meminfo field (MemAvailable, MemTotal) in kB; 0 if absent."""
     with open("/proc/meminfo") as f:
         for line in f:
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1])
-    return 0
-
-
-def mem_total_kb():
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemTotal:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1])
     return 0
 
@@ -246,10 +230,7 @@ class Barrier(unittest.TestCase):
     def test_tasks_spin_at_the_start(self):
         # a task waiting in FUTEX_WAIT (or any sleep) makes a voluntary
         # context switch at the start barrier; a spinning one does not
-        res = BenchRun("faultscale", [
-            "--backings", "devzero", "--sizes", "4M", "--reps", "3",
-            "--warmup", "0", "--iterations", "1", "--tasks", "2",
-            "--oversubscribe"])
+        res = faultscale("devzero", "4M", 3, 2, "--oversubscribe")
         self.assertEqual(res.returncode, 0, res.describe())
         self.assertEqual(len(res.rows), 2, res.describe())
         for r in res.rows:
@@ -267,10 +248,8 @@ class Kinds(unittest.TestCase):
     pages x iterations faults in each."""
 
     def run_kinds(self, backings, extra=()):
-        res = BenchRun("faultscale", [
-            "--backings", ",".join(backings), "--sizes", "4M", "--reps",
-            "2", "--warmup", "0", "--iterations", "2", "--tasks", "1,2",
-            "--oversubscribe"] + list(extra))
+        res = faultscale(",".join(backings), "4M", 2, "1,2", "--oversubscribe", *extra,
+                         iterations=2)
         self.assertEqual(res.returncode, 0, res.describe())
         for b in backings:
             got = sorted({r["kind"] for r in res.rows if r["backing"] == b})
@@ -292,10 +271,7 @@ class Kinds(unittest.TestCase):
         self.run_kinds(["maphugetlb", "hugetlbfs", "memfd", "shm"])
 
     def test_one_kind(self):
-        res = BenchRun("faultscale", [
-            "--backings", "devzero", "--sizes", "1M", "--reps", "1",
-            "--warmup", "0", "--iterations", "1", "--tasks", "1",
-            "--mode", "thread", "--kind", "cow"])
+        res = faultscale("devzero", "1M", 1, 1, "--mode", "thread", "--kind", "cow")
         self.assertEqual(res.returncode, 0, res.describe())
         self.assertEqual(res.rows, [])
         (skip,) = res.meta["skip"]
@@ -306,17 +282,12 @@ class Kinds(unittest.TestCase):
 class Windows(unittest.TestCase):
     def test_iterations_reach_min_faults(self):
         # 1 MB of 4 KB pages is 256 faults: 4 iterations make 1000
-        res = BenchRun("faultscale", [
-            "--backings", "devzero", "--sizes", "1M", "--reps", "1",
-            "--warmup", "0", "--tasks", "1", "--mode", "process"])
+        res = faultscale("devzero", "1M", 1, 1, "--mode", "process", iterations=None)
         self.assertEqual(res.returncode, 0, res.describe())
         (r,) = res.rows
         self.assertEqual((r["iterations"], r["faults_per_task"],
                           r["short_window"]), ("4", "1024", "0"), r)
-        res = BenchRun("faultscale", [
-            "--backings", "devzero", "--sizes", "1M", "--reps", "1",
-            "--warmup", "0", "--tasks", "1", "--mode", "process",
-            "--iterations", "1"])
+        res = faultscale("devzero", "1M", 1, 1, "--mode", "process")
         (r,) = res.rows
         self.assertEqual((r["faults_per_task"], r["short_window"]),
                          ("256", "1"), r)
@@ -330,10 +301,8 @@ class Windows(unittest.TestCase):
         if not 4 <= free < 500:
             self.skipTest("needs 4 to 499 free 2 MB huge pages, has %d: %s"
                           % (free, POOL_HINT))
-        res = BenchRun("faultscale", [
-            "--backings", "memfd", "--sizes", "4M", "--reps", "1",
-            "--warmup", "0", "--tasks", "1", "--mode", "process",
-            "--kind", "fresh"])
+        res = faultscale("memfd", "4M", 1, 1, "--mode", "process", "--kind", "fresh",
+                         iterations=None)
         if res.returncode and free_2m() < free:
             self.skipTest("the pool shrank under the test (another user)")
         self.assertEqual(res.returncode, 0, res.describe())
@@ -345,10 +314,7 @@ class Windows(unittest.TestCase):
 
 class Overlap(unittest.TestCase):
     def test_rows_below_0_9_are_marked(self):
-        res = BenchRun("faultscale", [
-            "--backings", "devzero", "--sizes", "1M", "--reps", "2",
-            "--warmup", "0", "--iterations", "1", "--tasks", "1,2",
-            "--oversubscribe"])
+        res = faultscale("devzero", "1M", 2, "1,2", "--oversubscribe")
         self.assertEqual(res.returncode, 0, res.describe())
         for r in res.rows:
             self.assertEqual(r["low_overlap"],
@@ -362,10 +328,7 @@ class ThpFallback(unittest.TestCase):
         # --thp-fallback 1: task 0 advises MADV_NOHUGEPAGE on its first
         # 2 MB in the first repetition, so that range faults as 512 4 KB
         # pages: a fallback, not 511 stray faults
-        res = BenchRun("faultscale", [
-            "--backings", "thp", "--sizes", "8M", "--reps", "2",
-            "--warmup", "0", "--iterations", "1", "--tasks", "1",
-            "--mode", "process", "--thp-fallback", "1"])
+        res = faultscale("thp", "8M", 2, 1, "--mode", "process", "--thp-fallback", "1")
         self.assertEqual(res.returncode, 0, res.describe())
         (r,) = res.rows
         # this host's own fallbacks may add to the one asked for
@@ -380,16 +343,14 @@ class Skips(unittest.TestCase):
     def test_tasks_beyond_memory_are_skipped_and_said(self):
         # 256 regions of 1/128 of the RAM never fit, whatever else runs;
         # one must fit MemAvailable, which another process may have taken
-        region_mb = max(mem_total_kb() // 128 // 1024, 1)
-        if mem_available_kb() < 2 * region_mb * 1024:
+        region_mb = max(meminfo_kb("MemTotal") // 128 // 1024, 1)
+        if meminfo_kb("MemAvailable") < 2 * region_mb * 1024:
             self.skipTest("assumes MemAvailable of at least 2 x %d MB; has "
                           "%d kB (another process holds the memory)" %
-                          (region_mb, mem_available_kb()))
-        res = BenchRun("faultscale", [
-            "--backings", "devzero", "--sizes", "%dM" % region_mb,
-            "--reps", "1", "--warmup", "0", "--iterations", "1",
-            "--tasks", "1,256", "--oversubscribe", "--mode", "thread"])
-        if res.returncode and mem_available_kb() < 2 * region_mb * 1024:
+                          (region_mb, meminfo_kb("MemAvailable")))
+        res = faultscale("devzero", "%dM" % region_mb, 1, "1,256", "--oversubscribe",
+                         "--mode", "thread")
+        if res.returncode and meminfo_kb("MemAvailable") < 2 * region_mb * 1024:
             self.skipTest("MemAvailable fell below 2 x %d MB during the "
                           "test (another process)" % region_mb)
         self.assertEqual(res.returncode, 0, res.describe())
@@ -405,10 +366,8 @@ class Skips(unittest.TestCase):
     def test_tasks_beyond_the_pool_are_skipped_and_said(self):
         # one region fits the pool, two do not
         pages = free_2m() // 2 + 1
-        res = BenchRun("faultscale", [
-            "--backings", "maphugetlb", "--sizes", "%dM" % (2 * pages),
-            "--reps", "1", "--warmup", "0", "--iterations", "1",
-            "--tasks", "1,2", "--oversubscribe", "--mode", "process"])
+        res = faultscale("maphugetlb", "%dM" % (2 * pages), 1, "1,2", "--oversubscribe",
+                         "--mode", "process")
         if res.returncode and free_2m() < pages:
             self.skipTest("the pool shrank under the test (another user)")
         self.assertEqual(res.returncode, 0, res.describe())

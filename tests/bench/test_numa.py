@@ -15,7 +15,7 @@ import unittest
 from unittest import mock
 
 from benchbin import BenchRun
-from common import BINDIR
+from common import BINDIR, raise_free
 
 import benchrun as run  # noqa: E402
 BACKINGS = ["devzero", "thp", "maphugetlb"]
@@ -30,9 +30,7 @@ class NativeBinding(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.pools = run.HugePools()
-        want = cls.pools.read(2048) - cls.pools.read(2048, "free_hugepages")
-        cls.backings = BACKINGS if cls.pools.raise_to(2048, want + 4) \
-            >= want + 4 else BACKINGS[:2]
+        cls.backings = BACKINGS if raise_free(cls.pools, 2048, 4) else BACKINGS[:2]
 
     @classmethod
     def tearDownClass(cls):
@@ -108,7 +106,7 @@ class RunPyNuma(unittest.TestCase):
         self.assertEqual(node, 1)
         pools = run.HugePools(os.path.join(root, run.NODE_POOL % node))
         # a fake tree: the host's pools are not touched, so no host lock
-        self.enterContext(mock.patch.object(run.pools, "HOST_LOCK"))
+        self.enterContext(mock.patch.object(run.base, "HOST_LOCK"))
         self.assertEqual(pools.raise_to(2048, 16), 16)
         node_dir = os.path.join(root, "sys/devices/system/node")
         with open(node_dir + "/node1/hugepages/hugepages-2048kB/"

@@ -155,9 +155,8 @@ def section_of(t):
 def parts(run):
     if not run.exists("touch.csv"):
         return Parts()
-    t = run.table("touch")
-    if not t.ok:
-        run.notes.append(f"touch skipped: {t.problem}")
+    t = run.usable("touch")
+    if t is None:
         return Parts()
     return Parts([Job("touch", "touch.gp", t.path, t.backings(), timing=run.timing)],
                  [section_of(t)])

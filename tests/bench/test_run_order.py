@@ -11,11 +11,9 @@ import re
 import unittest
 
 from benchbin import BenchRun
-import common  # noqa: F401  (puts bench/ on sys.path)
-import benchrun  # noqa: E402
+from common import pools_with_free_or_skip
 
 BACKINGS = ["devzero", "thp", "memfd"]
-POOL = "/sys/kernel/mm/hugepages/hugepages-%dkB/nr_hugepages"
 TRACE = re.compile(r"^# \w+: rep (\d+) (\S+) (\d+) (\S+)$")
 
 
@@ -33,12 +31,7 @@ def trace(run):
 class TestRunOrder(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.pools = benchrun.HugePools(POOL)
-        want = cls.pools.read(2048) - cls.pools.read(2048, "free_hugepages")
-        if cls.pools.raise_to(2048, want + 8) < want + 8:
-            cls.pools.restore()
-            raise unittest.SkipTest("cannot raise the 2 MB pool by 8 pages "
-                                    "for memfd (run as root)")
+        cls.pools = pools_with_free_or_skip(8, "for memfd")
 
     @classmethod
     def tearDownClass(cls):

@@ -21,13 +21,11 @@ import sys
 import unittest
 
 from benchbin import BenchRun
-from common import ROOT, benchtool
-import benchrun  # noqa: E402
+from common import ROOT, benchtool, pools_with_free_or_skip
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import tlbknees  # noqa: E402
 
-POOL = "/sys/kernel/mm/hugepages/hugepages-%dkB/nr_hugepages"
 # N = 32..8192 4 KB units at four sizes per octave (128 KB..32 MB)
 SIZES = ",".join(str(4096 * round(2 ** (k / 4))) for k in range(20, 53))
 TRIES = 3
@@ -120,12 +118,7 @@ class TestOracle(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.pools = benchrun.HugePools(POOL)
-        want = cls.pools.read(2048) - cls.pools.read(2048, "free_hugepages")
-        if cls.pools.raise_to(2048, want + 20) < want + 20:
-            cls.pools.restore()
-            raise unittest.SkipTest("cannot raise the 2 MB pool by 20 pages "
-                                    "(run as root: make test-bench)")
+        cls.pools = pools_with_free_or_skip(20, "for the 2 MB curve")
 
     @classmethod
     def tearDownClass(cls):

@@ -81,6 +81,12 @@ class RunQemuOptions(unittest.TestCase):
         argv += list(args)
         return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
 
+    def assert_usage_error(self, want, *args, **kw):
+        """run-qemu.sh args exits with the usage status and says want."""
+        r = self.run_qemu(*args, **kw)
+        self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0], r.stderr)
+        self.assertIn(want, r.stderr)
+
     def test_help_lists_every_option(self):
         r = self.run_qemu("--help", files=False)
         self.assertEqual(r.returncode, 0)
@@ -98,16 +104,12 @@ class RunQemuOptions(unittest.TestCase):
                 (["--accel", "kvm", "--icount", "--dry-run"], True, "--icount needs TCG"),
                 (["--shell", "--", "true"], True, "exclude each other")):
             with self.subTest(args=args):
-                r = self.run_qemu(*args, files=files)
-                self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0], r.stderr)
-                self.assertIn(want, r.stderr)
+                self.assert_usage_error(want, *args, files=files)
 
     def test_missing_value_is_a_usage_error(self):
         for args in (["--mem"], ["--mem", "--dry-run"], ["--host-pages", "--dry-run"]):
             with self.subTest(args=args):
-                r = self.run_qemu(*args)
-                self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0])
-                self.assertIn("%s needs a value" % args[0], r.stderr)
+                self.assert_usage_error("%s needs a value" % args[0], *args)
 
     def test_accelerator_choice(self):
         # (cpu flags, /dev/kvm present, accel, -cpu): KVM needs both.
@@ -176,12 +178,10 @@ class RunQemuOptions(unittest.TestCase):
         self.assertNotIn("memory-backend", r.stdout)
 
     def test_host_pages_refused_under_tcg_and_when_unknown(self):
-        r = self.run_qemu("--host-pages", "hugetlb", "--dry-run")
-        self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0])
-        self.assertIn("--host-pages is for --accel kvm", r.stderr)
-        r = self.run_qemu("--accel", "kvm", "--host-pages", "1G", "--dry-run")
-        self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0])
-        self.assertIn("hugetlb, thp or none", r.stderr)
+        self.assert_usage_error("--host-pages is for --accel kvm",
+                                "--host-pages", "hugetlb", "--dry-run")
+        self.assert_usage_error("hugetlb, thp or none",
+                                "--accel", "kvm", "--host-pages", "1G", "--dry-run")
         r = self.run_qemu("--dry-run")
         self.assertIn("host pages: n/a", r.stdout)
         self.assertNotIn("memory-backend", r.stdout)
@@ -285,9 +285,7 @@ class RunQemuOptions(unittest.TestCase):
                            (["--hugepages", "4x"], "--hugepages wants a whole number"),
                            (["--smp", "0"], "--smp must be at least 1")):
             with self.subTest(args=args):
-                r = self.run_qemu(*args, "--dry-run")
-                self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0], r.stderr)
-                self.assertIn(want, r.stderr)
+                self.assert_usage_error(want, *args, "--dry-run")
 
     def test_pool_room_keeps_the_guest_reserve(self):
         # 900 x 2 MB = 1800 MB fit in 2 GB, but not with the 384 MB the
@@ -451,9 +449,8 @@ class RunQemuOptions(unittest.TestCase):
         r = self.run_qemu("--arch", "arm64", "--dry-run")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("accel: tcg", r.stdout)
-        r = self.run_qemu("--arch", "arm64", "--accel", "kvm", "--dry-run")
-        self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0])
-        self.assertIn("the arm64 guest runs under TCG only", r.stderr)
+        self.assert_usage_error("the arm64 guest runs under TCG only",
+                                "--arch", "arm64", "--accel", "kvm", "--dry-run")
 
     def test_missing_qemu_names_the_package_and_make_deps(self):
         # PATH as it is, less every QEMU.
@@ -482,9 +479,7 @@ class RunQemuOptions(unittest.TestCase):
                                                       "page size"),
                            (["--hugepages-32m", "0"], "it is for --arch arm64")):
             with self.subTest(args=args):
-                r = self.run_qemu(*args, "--dry-run")
-                self.assertEqual(r.returncode, QEMU_EXIT["USAGE"][0], r.stderr)
-                self.assertIn(want, r.stderr)
+                self.assert_usage_error(want, *args, "--dry-run")
 
     def test_arm64_pools_count_against_guest_memory(self):
         # 64 x 32 MB fill a 2 GB guest: refused before booting.

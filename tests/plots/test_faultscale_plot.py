@@ -4,8 +4,6 @@ plots/render.py), on a copy of the TCG fixture with a faultscale.csv
 written here.  The contract is tests/fixture/contract.json plus the
 faultscale benchmark's entry, pinned below like the fixture's.  Run by
 tests/plots/test_plots.py (make test-plots)."""
-import csv
-import json
 import os
 import shutil
 import subprocess
@@ -16,8 +14,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from test_plots import (CONTRACT, FIXTURE, PLOTS, RENDER, edit_meta,  # noqa
-                        series_titles, svg_text)
+from test_plots import (CONTRACT, FIXTURE, PLOTS, RENDER, contract_with,  # noqa
+                        edit_meta, series_titles, svg_text, write_csv)
 
 COLUMNS = ["backing", "page_kb", "mode", "tasks", "faults_per_s",
            "faults_per_s_per_task", "us_per_fault", "region_bytes",
@@ -59,16 +57,8 @@ class FaultscaleFigure(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="plots-faultscale-")
         self.run = os.path.join(self.tmp, "run")
         shutil.copytree(os.path.join(FIXTURE, "tcg"), self.run)
-        with open(os.path.join(self.run, "faultscale.csv"), "w", newline="") as f:
-            w = csv.writer(f, lineterminator="\n")
-            w.writerow(COLUMNS)
-            w.writerows(rows())
-        with open(CONTRACT) as f:
-            data = json.load(f)
-        data["benches"].append(BENCH)
-        self.contract = os.path.join(self.tmp, "contract.json")
-        with open(self.contract, "w") as f:
-            json.dump(data, f)
+        write_csv(os.path.join(self.run, "faultscale.csv"), COLUMNS, rows())
+        self.contract = contract_with(os.path.join(self.tmp, "contract.json"), BENCH)
         self.edit_meta(host_cpus=2, other={"faultscale": {"allowed_cpus": "0;1"}},
                        skipped_points=[{"bench": "faultscale", "backing": "shm",
                                         "point": "mode=thread tasks=4",

@@ -54,6 +54,24 @@ def edit_meta(run, **kv):
         json.dump(m, f)
 
 
+def write_csv(path, columns, rows):
+    """Writes a CSV as the runner does: the header, then rows."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(columns)
+        w.writerows(rows)
+
+
+def contract_with(path, bench):
+    """Writes CONTRACT plus bench's entry to path; returns path."""
+    with open(CONTRACT) as f:
+        data = json.load(f)
+    data["benches"].append(bench)
+    with open(path, "w") as f:
+        json.dump(data, f)
+    return path
+
+
 def render(run, *extra):
     p = subprocess.run([sys.executable, RENDER, run, "--no-link", *extra],
                        capture_output=True, text=True)

@@ -24,7 +24,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_plots import FIXTURE, REPO, RENDER  # noqa: E402
+from test_plots import FIXTURE, REPO, RENDER, write_csv  # noqa: E402
 sys.path.insert(0, os.path.join(REPO, "plots"))
 import benches  # noqa: E402
 import contract  # noqa: E402
@@ -43,13 +43,6 @@ def bench_contract(path):
     with open(path, "w") as f:
         f.write(p.stdout)
     return json.loads(p.stdout)
-
-
-def write_csv(path, columns, rows):
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(columns)
-        w.writerows(rows)
 
 
 def full_run(tmp, fixture):

@@ -6,8 +6,6 @@ tlbreach.csv written here: a staircase with knees at 96 and 2048 pages on
 contract is tests/fixture/contract.json plus tlbreach's entry, pinned
 below like the fixture's.  Run by tests/plots/test_plots.py (make
 test-plots)."""
-import csv
-import json
 import os
 import shutil
 import subprocess
@@ -17,8 +15,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_plots import (CONTRACT, FIXTURE, PLOTS, RENDER, edit_meta,  # noqa
-                        series_titles, svg_text)
+from test_plots import (FIXTURE, PLOTS, RENDER, contract_with, edit_meta,  # noqa
+                        series_titles, svg_text, write_csv)
 
 COLUMNS = ["backing", "page_kb", "wss_bytes", "pages", "stride_bytes", "excess_ns",
            "excess_min_ns", "page_ns", "page_ns_min", "page_ns_max", "line_ns",
@@ -59,12 +57,7 @@ def rows(curves=CURVES):
 class TlbreachFigure(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="plots-tlbreach-")
-        with open(CONTRACT) as f:
-            data = json.load(f)
-        data["benches"].append(BENCH)
-        self.contract = os.path.join(self.tmp, "contract.json")
-        with open(self.contract, "w") as f:
-            json.dump(data, f)
+        self.contract = contract_with(os.path.join(self.tmp, "contract.json"), BENCH)
 
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
@@ -72,10 +65,7 @@ class TlbreachFigure(unittest.TestCase):
     def make_run(self, fixture, curves=CURVES, **meta):
         run = os.path.join(self.tmp, fixture)
         shutil.copytree(os.path.join(FIXTURE, fixture), run)
-        with open(os.path.join(run, "tlbreach.csv"), "w", newline="") as f:
-            w = csv.writer(f, lineterminator="\n")
-            w.writerow(COLUMNS)
-            w.writerows(rows(curves))
+        write_csv(os.path.join(run, "tlbreach.csv"), COLUMNS, rows(curves))
         if meta:
             edit_meta(run, **meta)
         return run

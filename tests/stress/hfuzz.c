@@ -37,12 +37,6 @@
 #include <pthread.h>
 #include <time.h>
 
-#ifndef MAP_SHARED_VALIDATE
-#define MAP_SHARED_VALIDATE 0x03
-#endif
-#ifndef MAP_SYNC
-#define MAP_SYNC 0x80000
-#endif
 #define NOEXEC_DIR "/tmp/hfuzz-noexec"
 #define NMSG 16
 /* Huge pages of address space reserved around a MAP_FIXED call */
@@ -86,7 +80,8 @@ static uint64_t rnd(uint64_t n)
 	return rng % n;
 }
 
-static void report(const struct call *c, const char *fmt, ...)
+/* Count a mismatch of call c and keep its message (the first NMSG of them). */
+static void mismatch(const struct call *c, const char *fmt, ...)
 {
 	long i = __atomic_fetch_add(&sh->nmsg, 1, __ATOMIC_RELAXED);
 	char what[160];
@@ -246,7 +241,7 @@ static void one(const struct call *c, int dev, struct outcome *o)
 		 * reservation would stay until the process exits.
 		 */
 		if (munmap(p, o->len))
-			report(c, "%s: munmap of the %zu bytes mapped: %s",
+			mismatch(c, "%s: munmap of the %zu bytes mapped: %s",
 			       dev ? "device" : "MAP_HUGETLB", o->len, strerror(errno));
 	}
 	if (fd >= 0)
@@ -267,7 +262,7 @@ static int compare(const struct call *c, int quiet)
 		one(c, 0, &h);
 	one(c, 1, &d);
 	if (d.err < 0) {
-		report(c, "open: %s", strerror(-d.err));
+		mismatch(c, "open: %s", strerror(-d.err));
 		return 0;
 	}
 	if (rule) {
@@ -280,7 +275,7 @@ static int compare(const struct call *c, int quiet)
 		if (d.err == EINVAL && rule != EINVAL)
 			one(c, 0, &h);
 		if (d.err != rule && !(d.err == EINVAL && h.err == EINVAL))
-			report(c, "device: %s, its own rule says %s",
+			mismatch(c, "device: %s, its own rule says %s",
 			       strerror(d.err), strerror(rule));
 		return 0;
 	}
@@ -290,19 +285,19 @@ static int compare(const struct call *c, int quiet)
 	/* From a noexec node READ_IMPLIES_EXEC adds no x, unlike MAP_HUGETLB */
 	if (c->noexec && !d.err && !h.err) {
 		if (d.perms[2] == 'x')
-			report(c, "device mapping from a noexec node is %s", d.perms);
+			mismatch(c, "device mapping from a noexec node is %s", d.perms);
 		h.perms[2] = d.perms[2];
 	}
 	if (d.err != h.err) {
 		if (quiet && (d.err == ENOMEM || h.err == ENOMEM))
 			return 1;
-		report(c, "device: %s, MAP_HUGETLB: %s (pool now: %ld free, %ld reserved)",
+		mismatch(c, "device: %s, MAP_HUGETLB: %s (pool now: %ld free, %ld reserved)",
 		       strerror(d.err), strerror(h.err),
 		       hp_read(c->hps, "free_hugepages"),
 		       hp_read(c->hps, "resv_hugepages"));
 	} else if (!d.err && (strcmp(d.perms, h.perms) || d.len != h.len ||
 			      !d.aligned || !h.aligned)) {
-		report(c, "device %s %zu aligned %d, MAP_HUGETLB %s %zu aligned %d",
+		mismatch(c, "device %s %zu aligned %d, MAP_HUGETLB %s %zu aligned %d",
 		       d.perms, d.len, d.aligned, h.perms, h.len, h.aligned);
 	} else {
 		__atomic_fetch_add(d.err ? &sh->failed_alike : &sh->mapped, 1,

@@ -20,21 +20,7 @@
 #define MIN_FREE 8
 #define PROT_RW (PROT_READ | PROT_WRITE)
 
-static int failures;
 static unsigned long P;		/* the default huge page size */
-
-static void report(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok - ", ok ? "" : "not ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!ok)
-		failures++;
-}
 
 /* The smaps field of the vma at addr (kB), or -1; its maps line into line. */
 static long vma_field(const void *addr, const char *field, char *line, size_t n)
@@ -158,13 +144,6 @@ static void test_populate(void)
 		       name[f], taken[0], taken[1]);
 	}
 }
-
-#ifndef MAP_SHARED_VALIDATE
-#define MAP_SHARED_VALIDATE 0x03
-#endif
-#ifndef MAP_SYNC
-#define MAP_SYNC 0x80000
-#endif
 
 /* MAP_SYNC, which hugetlbfs does not offer; length rounding; the maps name. */
 static void test_flags_and_names(void)

@@ -23,11 +23,9 @@
 /* The smallest pool the cases at one size work with (see test_cgroup()). */
 #define FULL_MIN 2
 
-static int failures;
 static unsigned long P;		/* the huge page size under test */
 static long F;			/* free, unreserved pages of size P at its start */
 static int gigantic;		/* P has no surplus pages (see size_setup()) */
-static char prefix[32];		/* "2 MB pages: ": what each line is about */
 
 struct outcome {
 	int err;		/* 0: mmap worked, else its errno */
@@ -37,19 +35,6 @@ struct outcome {
 	long committed;		/* Committed_AS change while mapped, kB */
 	long cg_rsvd, cg_usage;	/* hugetlb cgroup counters while mapped, pages */
 };
-
-static void report(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok - %s", ok ? "" : "not ", prefix);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!ok)
-		failures++;
-}
 
 static const char *fmt_outcome(const struct outcome *o)
 {
@@ -222,7 +207,7 @@ static void test_surplus(void)
 
 	if (gigantic) {
 		printf("ok - %ssurplus pages # SKIP a gigantic size: the kernel has no surplus pages of it (nr_overcommit_hugepages refuses writes with EINVAL)\n",
-		       prefix);
+		       report_prefix);
 		return;
 	}
 	if (hp_write(P, "nr_overcommit_hugepages", S)) {
@@ -321,7 +306,7 @@ static void test_refault(void)
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		if (c[i].with_surplus && gigantic) {
 			printf("ok - %s%s # SKIP a gigantic size has no surplus pages\n",
-			       prefix, c[i].what);
+			       report_prefix, c[i].what);
 			continue;
 		}
 		/*
@@ -503,7 +488,7 @@ static void test_cgroup(void)
 	}
 	if (!cg_has_hugetlb(base)) {
 		printf("ok - %scgroup hugetlb.%s limits # SKIP no hugetlb.%s.rsvd.max in a cgroup made under %s: needs cgroup v2 there with the hugetlb controller (CONFIG_CGROUP_HUGETLB; hguard enables it)\n",
-		       prefix, cg, cg, base);
+		       report_prefix, cg, cg, base);
 		return;
 	}
 	for (int k = 0; k < 2; k++) {
@@ -753,7 +738,7 @@ static void test_one_page(void)
 	       strerror(err[1]), rsvd[1], strerror(err2[0]), strerror(err2[1]));
 }
 
-/* Size P's pool, gigantic or not, and the line prefix; 0 if P has surplus pages. */
+/* Size P's pool, gigantic or not, and report_prefix; 0 if P has surplus pages. */
 static int size_setup(unsigned long psize)
 {
 	long oc;
@@ -761,11 +746,11 @@ static int size_setup(unsigned long psize)
 	P = psize;
 	F = hp_avail(P);
 	if (P >= GB1)
-		snprintf(prefix, sizeof(prefix), "%lu GB pages: ", P >> 30);
+		snprintf(report_prefix, sizeof(report_prefix), "%lu GB pages: ", P >> 30);
 	else if (P >= (1UL << 20))
-		snprintf(prefix, sizeof(prefix), "%lu MB pages: ", P >> 20);
+		snprintf(report_prefix, sizeof(report_prefix), "%lu MB pages: ", P >> 20);
 	else
-		snprintf(prefix, sizeof(prefix), "%lu kB pages: ", P >> 10);
+		snprintf(report_prefix, sizeof(report_prefix), "%lu kB pages: ", P >> 10);
 	/*
 	 * The kernel refuses nr_overcommit_hugepages for a size beyond the
 	 * buddy allocator's largest block (arm64's 32 MB and 1 GB, x86's
@@ -819,7 +804,7 @@ int main(int argc, char **argv)
 		else if (F == 1)
 			test_one_page();
 		else
-			printf("ok - %sthe cases # SKIP no free page in the pool\n", prefix);
+			printf("ok - %sthe cases # SKIP no free page in the pool\n", report_prefix);
 	}
 	printf("# hparity: %d failed\n", failures);
 	return failures ? 1 : 0;

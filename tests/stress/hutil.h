@@ -31,6 +31,12 @@
 #ifndef MAP_HUGE_SHIFT
 #define MAP_HUGE_SHIFT 26
 #endif
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+#ifndef MAP_SYNC
+#define MAP_SYNC 0x80000
+#endif
 #define MB2 (2UL << 20)
 #define GB1 (1UL << 30)
 
@@ -75,24 +81,31 @@ static inline void *hmap(enum method m, unsigned long psize, void *addr,
 	return p;
 }
 
+/* Up to n - 1 bytes of path into buf, NUL-terminated; 0 if none. */
+static inline int read_text(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t got;
+
+	if (fd < 0)
+		return 0;
+	got = read(fd, buf, n - 1);
+	close(fd);
+	if (got <= 0)
+		return 0;
+	buf[got] = 0;
+	return 1;
+}
+
 static inline long read_long(const char *path)
 {
 	char buf[64];
-	long v;
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
 
-	if (fd < 0)
+	if (!read_text(path, buf, sizeof(buf)))
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	if (!strncmp(buf, "max", 3))
 		return LONG_MAX;
-	v = strtol(buf, NULL, 10);
-	return v;
+	return strtol(buf, NULL, 10);
 }
 
 static inline int write_str(const char *path, const char *s)
@@ -118,23 +131,27 @@ static inline int write_long(const char *path, long v)
 	return write_str(path, buf);
 }
 
-/* /sys/kernel/mm/hugepages/hugepages-<kB>kB/<what> */
+/* /sys/kernel/mm/hugepages/hugepages-<kB>kB/<what>, into path. */
+static inline const char *hp_path(char *path, size_t n, unsigned long psize,
+				  const char *what)
+{
+	snprintf(path, n, "/sys/kernel/mm/hugepages/hugepages-%lukB/%s",
+		 psize >> 10, what);
+	return path;
+}
+
 static inline long hp_read(unsigned long psize, const char *what)
 {
 	char path[128];
 
-	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%lukB/%s",
-		 psize >> 10, what);
-	return read_long(path);
+	return read_long(hp_path(path, sizeof(path), psize, what));
 }
 
 static inline int hp_write(unsigned long psize, const char *what, long v)
 {
 	char path[128];
 
-	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%lukB/%s",
-		 psize >> 10, what);
-	return write_long(path, v);
+	return write_long(hp_path(path, sizeof(path), psize, what), v);
 }
 
 /* Free pages nobody has reserved: what a reserving mmap() can get. */
@@ -148,17 +165,10 @@ static inline long meminfo(const char *key)
 {
 	static char buf[8192];
 	size_t kl = strlen(key);
-	int fd = open("/proc/meminfo", O_RDONLY);
-	ssize_t n;
 	char *p;
 
-	if (fd < 0)
+	if (!read_text("/proc/meminfo", buf, sizeof(buf)))
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		if (!strncmp(p, key, kl) && p[kl] == ':')
 			return strtol(p + kl + 1, NULL, 10);
@@ -205,29 +215,50 @@ static inline void touch_init(void)
 	sigaction(SIGBUS, &sa, NULL);
 }
 
-/* Write val at p (one word); 1 if that raised SIGBUS. */
-static inline int touch_write(volatile uint64_t *p, uint64_t val)
+/* Write *val at p (write) or read p into *val (one word); 1 if that raised SIGBUS. */
+static inline int touch_word(volatile uint64_t *p, uint64_t *val, int write)
 {
 	if (sigsetjmp(touch_jmp, 1)) {
 		touch_armed = 0;
 		return 1;
 	}
 	touch_armed = 1;
-	*p = val;
+	if (write)
+		*p = *val;
+	else
+		*val = *p;
 	touch_armed = 0;
 	return 0;
 }
 
+static inline int touch_write(volatile uint64_t *p, uint64_t val)
+{
+	return touch_word(p, &val, 1);
+}
+
 static inline int touch_read(volatile uint64_t *p, uint64_t *val)
 {
-	if (sigsetjmp(touch_jmp, 1)) {
-		touch_armed = 0;
-		return 1;
-	}
-	touch_armed = 1;
-	*val = *p;
-	touch_armed = 0;
-	return 0;
+	return touch_word(p, val, 0);
+}
+
+/*
+ * The TAP lines of hmapping and hparity: "ok - " or "not ok - ", then
+ * report_prefix (what the line is about, "" unless set), then the message.
+ */
+static int failures __attribute__((unused));
+static char report_prefix[32] __attribute__((unused));
+
+static __attribute__((format(printf, 2, 3))) void report(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok - %s", ok ? "" : "not ", report_prefix);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	if (!ok)
+		failures++;
 }
 
 /* Some huge page sizes the kernel has a pool for (size > 0 pages). */
