@@ -102,6 +102,9 @@ struct run {
 	int fallback;
 	unsigned long long out_bytes;
 	uint64_t out_fnv;
+	/* the child's stderr up to its next newline (a read ends anywhere) */
+	char err_line[1024];
+	size_t err_len;
 };
 
 static char corpus[PATH_MAX + 64];	/* the corpus file, while it exists */
@@ -312,6 +315,30 @@ static uint64_t fnv(uint64_t h, const unsigned char *p, ssize_t n)
 	return h;
 }
 
+/*
+ * Echoes the child's stderr a whole line at a time and notes hugepreload's
+ * fallback message, which a read may have cut anywhere (a line longer than
+ * the buffer goes out in pieces).
+ */
+static void err_lines(struct run *r, const unsigned char *p, ssize_t n)
+{
+	while (n-- > 0) {
+		char c = (char)*p++;
+		int full = r->err_len == sizeof(r->err_line) - 1;
+
+		if (c != '\n' && !full) {
+			r->err_line[r->err_len++] = c;
+			continue;
+		}
+		r->err_line[r->err_len] = 0;
+		r->fallback |= !!strstr(r->err_line, "hugepreload:");
+		printf("realprog: xz stderr: %s\n", r->err_line);
+		r->err_len = 0;
+		if (c != '\n')
+			r->err_line[r->err_len++] = c;
+	}
+}
+
 /* reads the child's stdout (counted, hashed) and stderr (echoed) */
 static void drain(int out, int err, struct run *r, int *open_fds, int ms)
 {
@@ -328,13 +355,13 @@ static void drain(int out, int err, struct run *r, int *open_fds, int ms)
 	} else if (pf[0].revents) {	/* end of file */
 		*open_fds &= ~1;
 	}
-	n = pf[1].revents ? read(err, buf, sizeof(buf) - 1) : -1;
-	if (n > 0) {
-		buf[n] = 0;
-		r->fallback |= !!strstr((char *)buf, "hugepreload:");
-		printf("realprog: xz stderr: %s", buf);
-	} else if (pf[1].revents) {
+	n = pf[1].revents ? read(err, buf, sizeof(buf)) : -1;
+	if (n > 0)
+		err_lines(r, buf, n);
+	else if (pf[1].revents) {
 		*open_fds &= ~2;
+		if (r->err_len)		/* a last line without a newline */
+			err_lines(r, (const unsigned char *)"\n", 1);
 	}
 }
 

@@ -340,6 +340,13 @@ int main(int c, char **v)
 """
 
 
+# Wall time against wall time: on a shared VM another job's burst moves one
+# side and not the other (one run here read 0.51 apart while a kernel
+# built), so this runs on request, on a quiet host, like the chase's.
+@unittest.skipUnless(os.environ.get("HUGETLB_TIMING_TESTS") == "1",
+                     "wall-time agreement is not repeatable on a shared VM: run "
+                     "HUGETLB_TIMING_TESTS=1 make test-bench "
+                     "ONLY=TestAgainstAMinimalChase on a quiet host")
 class TestAgainstAMinimalChase(unittest.TestCase):
     def test_one_chain_agrees_with_a_chase_of_our_own(self):
         wss = 32 << 20

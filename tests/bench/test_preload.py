@@ -292,6 +292,14 @@ class Preload(unittest.TestCase):
     FAKE_XZ = """#!/usr/bin/python3
 import mmap, os, sys, time
 sys.stdin.buffer.read()
+status = open("/proc/self/status").read()
+# the line in pieces, as an unbuffered writer sends it: the driver
+# must echo it whole
+for piece in ("cp", "us ", status.split("Cpus_allowed_list:")[1].split()[0],
+              "\\n"):
+    sys.stderr.write(piece)
+    sys.stderr.flush()
+    time.sleep(0.01)
 buf = bytearray(64 << 20)
 for i in range(0, len(buf), 4096):
     buf[i] = 1
@@ -303,9 +311,6 @@ if os.environ.get("FAKE_HUGE_LATER"):
     for i in range(0, len(m), 2 << 20):
         m[i] = 1
     time.sleep(0.3)
-status = open("/proc/self/status").read()
-print("cpus", status.split("Cpus_allowed_list:")[1].split()[0],
-      file=sys.stderr)
 be = os.environ.get("HUGEPRELOAD_BACKING", "off")
 sys.stdout.write(os.environ.get("FAKE_OUT_" + be, "same"))
 """
