@@ -48,6 +48,10 @@ unmount() {
 	return 0
 }
 trap unmount EXIT
+# A signal ends the script through exit, so the EXIT trap unmounts: killed
+# without it, the binds of /proc, /sys and /dev stay under build/fresh.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 unmount
 rm -rf "$work"
 mkdir -p "$work"
