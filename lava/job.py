@@ -86,8 +86,9 @@ def option(cmd, name, default=None):
 
 
 def qemu_dry_run(cmd, arch):
-    """(kernel args, memory MB, smp, job command) of the boot cmd asks
-    for, from run-qemu.sh --print-config (TCG, as a lab's qemu runs it)."""
+    """(kernel args, memory MB, smp, job command, boots for a calibrated
+    clock) of the boot cmd asks for, from run-qemu.sh --print-config
+    (TCG, as a lab's qemu runs it)."""
     i = cmd.index("--")
     p = subprocess.run(cmd[:i] + ["--accel", "tcg", "--print-config"] +
                        cmd[i:], cwd=ROOT, capture_output=True, text=True)
@@ -97,7 +98,7 @@ def qemu_dry_run(cmd, arch):
     try:
         cfg = json.loads(p.stdout)
         return (cfg["kernel_args"].split(), cfg["memory_mb"], cfg["smp"],
-                cfg["job"])
+                cfg["job"], cfg["clock_boots"])
     except (ValueError, KeyError, AttributeError) as e:
         raise JobError("run-qemu.sh --print-config gave no config (%s): %s"
                        % (e, p.stdout.strip()[:300]))
@@ -207,19 +208,9 @@ def context(args, plan):
     return ctx
 
 
-def clock_boots():
-    """run-qemu.sh's boots for a calibrated guest clock (clock_boots=N)."""
-    with open(os.path.join(ROOT, "run-qemu.sh")) as f:
-        m = re.search(r"^clock_boots=(\d+)$", f.read(), re.M)
-    if not m:
-        raise JobError("run-qemu.sh has no 'clock_boots=N' line: lava/job.py "
-                       "takes the qemu boot's failure_retry from it")
-    return int(m.group(1))
-
-
 def plan_for(args):
     cmd = run_py_command(args.profile, args.arch)
-    append, mem_mb, smp, job = qemu_dry_run(cmd, args.arch)
+    append, mem_mb, smp, job, boots = qemu_dry_run(cmd, args.arch)
     accel = "tcg" if args.device == "qemu" else "native"
     if args.device != "qemu":
         # run.py fixes the arm64 guest's TLB model because -cpu max is no
@@ -228,7 +219,7 @@ def plan_for(args):
     return {"kernel_args": kernel_args(append, args.device, accel, args.arch),
             "mem_mb": mem_mb, "smp": smp, "job": job,
             "test_min": math.ceil(int(option(cmd, "--timeout", "900")) / 60),
-            "clock_boots": clock_boots(),
+            "clock_boots": boots,
             "git_rev": bench_run.git_rev()}
 
 
