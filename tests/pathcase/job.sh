@@ -139,19 +139,26 @@ echo "@@thp enabled: $(cat $thp/enabled); shmem_enabled: $(cat $thp/shmem_enable
 obj="memory-backend-file,mem-path=/dev/zero,share=off,align=2M"
 qemu thp-qemu-private
 fio_ thp-fio-private mmap:/dev/zero
-old=$(sed 's/.*\[\(.*\)\].*/\1/' $thp/enabled)
-root sh -c "echo never >$thp/enabled"
-qemu thp-qemu-private-never
-root sh -c "echo $old >$thp/enabled"
+# with_knob FILE VALUE CMD...: CMD with a THP knob that root set to VALUE,
+# and the knob as it was afterwards.
+with_knob() {
+	local file=$1 value=$2 was
+	shift 2
+	was=$(sed 's/.*\[\(.*\)\].*/\1/' "$file")
+	root sh -c "echo $value >$file"
+	"$@"
+	root sh -c "echo $was >$file"
+}
+with_knob $thp/enabled never qemu thp-qemu-private-never
 # Shared: shmem, THP only as shmem_enabled (root) says.
 obj="memory-backend-file,mem-path=/dev/zero,share=on,align=2M"
 qemu thp-qemu-shared
 fio_ thp-fio-shared mmapshared:/dev/zero
-olds=$(sed 's/.*\[\(.*\)\].*/\1/' $thp/shmem_enabled)
-root sh -c "echo always >$thp/shmem_enabled"
-qemu thp-qemu-shared-always
-fio_ thp-fio-shared-always mmapshared:/dev/zero
-root sh -c "echo $olds >$thp/shmem_enabled"
+shared_always() {
+	qemu thp-qemu-shared-always
+	fio_ thp-fio-shared-always mmapshared:/dev/zero
+}
+with_knob $thp/shmem_enabled always shared_always
 
 # The programs' own huge page options, no path: QEMU's memfd backend
 # (2.12+), fio's MAP_HUGETLB buffer.
