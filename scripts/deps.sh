@@ -50,10 +50,11 @@ arch=${1:-x86_64}
 #   python3-yaml       lava/: LAVA jobs and logs are YAML
 #   likwid             likwid-bench, streamk's oracle natively on this x86_64
 #                      host, whatever the guest (tests/bench/test_streamk.py)
+#   sparse             make check-builds: no new sparse warning (C=2)
 pkgs="linux-source-6.12 gcc gcc-multilib make bc flex bison libelf-dev libssl-dev ccache lz4
 cpio xz-utils rsync busybox-static qemu-system-x86 fio linux-perf gnuplot-nox python3
 python3-ply python3-git patch strace debootstrap python3-yaml lava-common lavacli
-lava-dispatcher lava-server postgresql-15 likwid"
+lava-dispatcher lava-server postgresql-15 likwid sparse"
 # lava-dispatcher pulls in about 136 packages (udev, systemd-sysv,
 # libguestfs, kernel headers), lava-server about 55 more (Django,
 # gunicorn, the PostgreSQL client), and, left alone, apt would also upgrade these,
