@@ -399,22 +399,13 @@ int main(int argc, char **argv)
 	pthread_rwlockattr_t attr;
 	double t0;
 
-	for (int i = 1; i < argc; i += 2) {
-		long v = i + 1 < argc ? strtol(argv[i + 1], NULL, 0) : -1;
+	const struct long_opt opts[] = {
+		{ "--seed", &seed }, { "--procs", &procs },
+		{ "--ops", &ops }, { "--seconds", &seconds },
+	};
 
-		if (v < 0) {
-			fprintf(stderr, "hfuzz: %s needs a value\n", argv[i]);
-			return 2;
-		}
-		if (!strcmp(argv[i], "--seed")) seed = v;
-		else if (!strcmp(argv[i], "--procs")) procs = v;
-		else if (!strcmp(argv[i], "--ops")) ops = v;
-		else if (!strcmp(argv[i], "--seconds")) seconds = v;
-		else {
-			fprintf(stderr, "hfuzz: unknown option %s\n", argv[i]);
-			return 2;
-		}
-	}
+	if (parse_long_opts("hfuzz", argc, argv, opts, 4))
+		return 2;
 	if (procs < 1 || procs > 64) {
 		fprintf(stderr, "hfuzz: --procs must be 1..64\n");
 		return 2;

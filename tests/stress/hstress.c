@@ -663,21 +663,17 @@ int main(int argc, char **argv)
 	int nall = hp_sizes(all, MAXSIZES);
 	double t0;
 
-	for (int i = 1; i + 1 < argc; i += 2) {
-		long v = strtol(argv[i + 1], NULL, 0);
+	const struct long_opt opts[] = {
+		{ "--seed", &seed }, { "--procs", &procs }, { "--ops", &ops },
+		{ "--seconds", &seconds }, { "--overcommit", &overcommit },
+	};
 
-		if (!strcmp(argv[i], "--seed")) seed = v;
-		else if (!strcmp(argv[i], "--procs")) procs = v;
-		else if (!strcmp(argv[i], "--ops")) ops = v;
-		else if (!strcmp(argv[i], "--seconds")) seconds = v;
-		else if (!strcmp(argv[i], "--overcommit")) overcommit = v;
-		else {
-			fprintf(stderr, "hstress: unknown option %s\n", argv[i]);
-			return 2;
-		}
+	if (parse_long_opts("hstress", argc, argv, opts, 5))
+		return 2;
+	if (procs < 1 || procs > 64) {
+		fprintf(stderr, "hstress: --procs must be 1..64\n");
+		return 2;
 	}
-	if (procs < 1 || procs > 64)
-		procs = 4;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	touch_init();
 	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE,

@@ -82,6 +82,41 @@ static inline void *hmap(enum method m, unsigned long psize, void *addr,
 }
 
 /* Up to n - 1 bytes of path into buf, NUL-terminated; 0 if none. */
+/* one "--NAME VALUE" option of a seeded program, a count or a seed */
+struct long_opt {
+	const char *name;
+	long *dst;
+};
+
+/*
+ * Parses argv as "--NAME VALUE" pairs of opts; every value a whole number,
+ * zero or more.  0, or 2 (the usage exit status) after saying why.
+ */
+static inline int parse_long_opts(const char *prog, int argc, char **argv,
+				  const struct long_opt *opts, int nopts)
+{
+	for (int i = 1; i < argc; i += 2) {
+		const struct long_opt *o = NULL;
+		char *end = NULL;
+		long v = i + 1 < argc ? strtol(argv[i + 1], &end, 0) : -1;
+
+		for (int k = 0; k < nopts; k++)
+			if (!strcmp(argv[i], opts[k].name))
+				o = &opts[k];
+		if (!o) {
+			fprintf(stderr, "%s: unknown option %s\n", prog, argv[i]);
+			return 2;
+		}
+		if (v < 0 || !end || *end) {
+			fprintf(stderr, "%s: %s needs a whole number, 0 or more\n",
+				prog, argv[i]);
+			return 2;
+		}
+		*o->dst = v;
+	}
+	return 0;
+}
+
 static inline int read_text(const char *path, char *buf, size_t n)
 {
 	int fd = open(path, O_RDONLY);
