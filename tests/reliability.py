@@ -212,12 +212,14 @@ def test_docs(t, args):
                   text, re.S | re.M)
     doc = re.sub(r"\n\+", " ", m.group(1)) if m else ""
     doc = re.sub(r"\s+", " ", doc)
-    t.record("docs: hugetlbpage.rst says LSMs see open() of the node and "
-             "security_mmap_file() of the internal hugetlbfs file",
-             "open()" in doc and "security_mmap_file()" in doc and "hugetlbfs file" in doc)
-    t.record("docs: hugetlbpage.rst says seccomp sees mmap() with a file descriptor",
-             re.search(r"seccomp filters see an ``mmap\(\)`` with a file descriptor", doc)
-             is not None)
+    t.record("docs: hugetlbpage.rst says LSMs see open() of the node and, in "
+             "security_mmap_file(), the device file, as for /dev/zero",
+             re.search(r"``open\(\)`` of the device node and, in ``security_mmap_file\(\)``, "
+                       r"the device file .* as for ``/dev/zero``", doc) is not None)
+    t.record("docs: hugetlbpage.rst says seccomp sees mmap() with a file descriptor "
+             "and no MAP_HUGETLB",
+             re.search(r"seccomp filters see an ``mmap\(\)`` with a file descriptor "
+                       r"and without ``MAP_HUGETLB``", doc, re.I) is not None)
     t.record("docs: hugetlbpage.rst documents mode 0666 of the nodes",
              "0666" in doc)
 
