@@ -7,8 +7,12 @@ import io
 import json
 import os
 import subprocess
+import unittest
 
 from common import BINDIR
+
+# backing.c's reason when THP pages could not be had at that moment
+THP_SHORT = "in huge pages (AnonHugePages)"
 
 
 class BenchRun:
@@ -51,6 +55,29 @@ class BenchRun:
     def describe(self):
         return "rc %d\nstdout tail:\n%s\nstderr:\n%s" % (
             self.returncode, self.stdout[-3000:], self.stderr[-2000:])
+
+
+def thp_short(res):
+    """Why res failed when its only errors are THP pages that could not be
+    had then (other processes fragment or take the memory), else None."""
+    if res.returncode == 0 or not res.errors:
+        return None
+    return res.errors[0] if all(THP_SHORT in e for e in res.errors) else None
+
+
+def run_thp_tolerant(bench, args, **kw):
+    """BenchRun, run once more when THP pages could not be had, and a
+    unittest.SkipTest saying so when they still could not: the verdict
+    must not be the host's memory of the moment."""
+    res = BenchRun(bench, args, **kw)
+    if thp_short(res):
+        print("%s: try 1: %s" % (bench, thp_short(res)), flush=True)
+        res = BenchRun(bench, args, **kw)
+        if thp_short(res):
+            raise unittest.SkipTest(
+                "no THP pages on two tries (%s): the host's memory is "
+                "fragmented or taken; rerun on a quieter host" % thp_short(res))
+    return res
 
 
 def run_with_maxrss(argv, timeout=600):

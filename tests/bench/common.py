@@ -61,7 +61,7 @@ def benchtool(*args, stdin=""):
 
 
 def thp_shortfall(run_dir):
-    """Why the thp backing failed in run_dir when the only cause was that
+    """Why a backing failed in run_dir when the only cause was that
     THP pages could not be had then (other processes fragment or take the
     memory: backing.c's "only N of M kB in huge pages"), else None.  The
     tests that run thp natively retry once on it and then skip, saying so,
@@ -71,10 +71,8 @@ def thp_shortfall(run_dir):
             meta = json.load(f)
     except (OSError, ValueError):
         return None
-    b = (meta.get("backings") or {}).get("thp") or {}
-    failed = [n for n, v in (meta.get("backings") or {}).items()
-              if v.get("status") == "failed"]
-    why = b.get("reason") or ""
-    if failed == ["thp"] and "in huge pages (AnonHugePages)" in why:
-        return why
+    why = [v.get("reason") or "" for v in (meta.get("backings") or {}).values()
+           if v.get("status") == "failed"]
+    if why and all("in huge pages (AnonHugePages)" in w for w in why):
+        return why[0]
     return None

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import unittest
 
-from benchbin import BenchRun
+from benchbin import run_thp_tolerant
 from common import BINDIR, contract
 import benchrun  # noqa: E402
 
@@ -32,7 +32,7 @@ def faultscale(backings, size, reps, tasks, *extra, iterations=1):
             "--warmup", "0", "--tasks", str(tasks)]
     if iterations is not None:
         argv += ["--iterations", str(iterations)]
-    return BenchRun("faultscale", argv + list(extra))
+    return run_thp_tolerant("faultscale", argv + list(extra))
 
 
 def pool(name):
