@@ -5,7 +5,8 @@
  * tests/bench/ (not a benchmark; not copied to the guest).  It links every
  * benchmark, so `contract` lists them all.
  *
- *   benchtool contract          the benchmarks and backings as JSON
+ *   benchtool contract          the benchmarks, the backings and
+ *                               realprog's backings as JSON
  *   benchtool stats V...        prints "median min max mean cv n"
  *   benchtool tlb SPEC|PRESET   reads "ADDR PAGE_KB" lines (ADDR in hex)
  *                               and prints "accesses N l1_misses N walks N"
@@ -41,6 +42,7 @@
 #include "llc.h"
 #include "mlp.h"
 #include "pmu.h"
+#include "realprog/backings.h"
 #include "runner.h"
 #include "stats.h"
 #include "tlbcpuid.h"
@@ -129,6 +131,9 @@ static int cmd_contract(int argc, char **argv)
 		       i ? ",\n  " : "\n  ", b->name, b->page_kb, b->colour,
 		       esc, b->pool_kb, b->ops->thp ? "true" : "false");
 	}
+	printf("],\n \"realprog_backings\": [");
+	for (i = 0; i < (int)NREALPROG_BACKINGS; i++)
+		printf("%s\"%s\"", i ? ", " : "", realprog_backings[i]);
 	printf("]}\n");
 	return 0;
 }

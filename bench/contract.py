@@ -176,6 +176,13 @@ class Contract:
                     "there" % (source, b["name"], b["pool_kb"]))
         self._bench = {b["name"]: b for b in self.benches}
         self._backing = {b["name"]: b for b in self.backings}
+        # realprog's own list (bench/realprog/backings.h): "off" and
+        # "none", then rows of the backing table
+        self.realprog_backings = list(data.get("realprog_backings") or ())
+        if not self.realprog_backings:
+            raise ContractError("%s: no \"realprog_backings\" list (a "
+                                "benchtool older than bench/realprog/"
+                                "backings.h: rebuild it)" % source)
 
     def bench_names(self):
         return [b["name"] for b in self.benches]

@@ -17,7 +17,7 @@ that replaces one for a call patches the module that makes the call.
 """
 from .base import (GB, KB_1G, KB_2M, MB, ROOT, bracketed, read_text,
                    size_bytes)
-from .profiles import (GUEST_CPUS, REALPROG, REALPROG_BACKINGS, REALPROG_POOL,
+from .profiles import (GUEST_CPUS, REALPROG, REALPROG_POOL,
                        TLBREACH_BACKINGS, add_faultscale, arch_backings,
                        guest_mem, host_llc, override_sizes, profile,
                        size_pools, streamk_profile, tlbreach_sizes)

@@ -21,7 +21,7 @@ from .host import (NODE_POOL, ThpSettings, git_rev, host_cpu, loadavg,
 from .native import run_native
 from .plan import invocations, native_binary
 from .pools import HugePools, needs_pools, together, wants_1g
-from .profiles import (REALPROG, REALPROG_BACKINGS, host_llc, override_sizes,
+from .profiles import (REALPROG, host_llc, override_sizes,
                        profile, size_pools)
 from .rows import Results, check_exits, new_run_id, report
 
@@ -86,7 +86,7 @@ def parse_args(argv, c):
             if b != REALPROG:
                 c.bench(b)
         for b in (args.backings or "").split(",") if args.backings else []:
-            if b not in REALPROG_BACKINGS.split(","):
+            if b not in c.realprog_backings:
                 c.backing(b)
     except contract.ContractError as e:
         ap.error(str(e))

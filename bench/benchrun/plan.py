@@ -6,7 +6,7 @@ name."""
 
 import os
 
-from .profiles import REALPROG, REALPROG_BACKINGS, arch_backings
+from .profiles import REALPROG, arch_backings
 
 
 def rotation(backings, k):
@@ -25,7 +25,7 @@ def bench_backings(p, bench, args, c):
         return arch_backings(c, args.arch)
     want = chosen.split(",")
     for b in want:
-        if b not in REALPROG_BACKINGS.split(","):
+        if b not in c.realprog_backings:
             c.backing(b)        # an unknown name stops here, named
     return [b for b in c.backing_names() if b in want]
 
@@ -52,10 +52,10 @@ def native_binary(bench, c, bindir):
     return name
 
 
-def realprog_invocation(p, args):
+def realprog_invocation(p, args, c):
     """The real-program step: one invocation, every backing (it rotates
     them per repetition itself, and skips what the kernel lacks)."""
-    want = REALPROG_BACKINGS.split(",")
+    want = c.realprog_backings
     if args.backings:
         want = [b for b in want if b in args.backings.split(",")]
     return (REALPROG, profile_args(p, REALPROG) +
@@ -78,7 +78,7 @@ def invocations(p, args, preset, benches, c):
     out = []
     for i, bench in enumerate(benches):
         if bench == REALPROG:
-            out.append(realprog_invocation(p, args))
+            out.append(realprog_invocation(p, args, c))
             continue
         out.append((bench, bench_args(p, bench, args, preset, c) + [
             "--backings", rotation(bench_backings(p, bench, args, c),

@@ -46,8 +46,6 @@ REALPROG = "realprog"
 
 REALPROG_POOL = 720 * MB
 
-REALPROG_BACKINGS = "off,none,thp,hugetlbfs,maphugetlb,devhugetlb"
-
 
 def profile(name, mode, mem_available=None, c=None, llc=None,
             arch="x86_64"):

@@ -18,11 +18,10 @@
  * drawn with Zipf-like frequencies), so every run and every machine
  * compresses the same bytes.  Backings: "off" (no preload: the program as
  * it is), "none" (the preload on 4 KB pages), then the contract's rows
- * that hugepreload serves (thp, hugetlbfs, maphugetlb, devhugetlb;
- * bench/backing.c, whose checks and hugetlbfs mount it shares; hugetlbfs
- * is MAP_PRIVATE in both).  Repetitions are interleaved (rep 1 of every backing, then
- * rep 2, ...; each rep starting one backing further), so that drift
- * favours none.
+ * that hugepreload serves (the list: realprog/backings.h; the rows:
+ * bench/backing.c, whose checks and hugetlbfs mount it shares).
+ * Repetitions are interleaved (rep 1 of every backing, then rep 2, ...;
+ * each rep starting one backing further), so that drift favours none.
  *
  * Per run: wall time (CLOCK_MONOTONIC around fork .. wait4), user and
  * system time and faults (wait4's rusage), the page sizes the program got
@@ -57,6 +56,7 @@
 #include <unistd.h>
 
 #include "backing.h"
+#include "realprog/backings.h"
 
 #define COLUMNS "backing,rep,page_kb,huge_pct,wall_s,user_s,sys_s,minflt," \
 		"majflt,maxrss_kb,big_kb,resident_kb,huge_kb,fallback," \
@@ -65,18 +65,6 @@
 #define MIN_BIG (1UL << 20)	/* a "big" mapping; hugepreload's default */
 #define MAX_BACKINGS 16
 #define MAX_VOTES 4		/* distinct page sizes a run's samples saw */
-
-/*
- * off: the program as it is, no preload; none: the preload with 4 KB
- * pages (anonymous, MADV_NOHUGEPAGE: the baseline with the same
- * interposition); then the rows of the contract's backing table
- * (bench/backing.c) that hugepreload serves, with their meaning there:
- * hugetlbfs is an unlinked hugetlbfs file mapped MAP_PRIVATE in both.
- * Each must be a row of that table (check_backings).
- */
-static const char *const all_backings[] = {
-	"off", "none", "thp", "hugetlbfs", "maphugetlb", "devhugetlb",
-};
 
 static struct {
 	char backings[256];
@@ -452,13 +440,13 @@ static void emit(const char *b, int rep, const struct run *r, int valid)
 	fflush(stdout);
 }
 
-/* " off none thp ...": all_backings, for messages */
+/* " off none thp ...": realprog_backings, for messages */
 static void print_backings(void)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(all_backings) / sizeof(*all_backings); i++)
-		fprintf(stderr, " %s", all_backings[i]);
+	for (i = 0; i < NREALPROG_BACKINGS; i++)
+		fprintf(stderr, " %s", realprog_backings[i]);
 }
 
 /* exits unless every backing but off and none is a row of the table */
@@ -466,16 +454,17 @@ static void check_backings(void)
 {
 	size_t i;
 
-	for (i = 2; i < sizeof(all_backings) / sizeof(*all_backings); i++)
-		if (!backing_find(all_backings[i])) {
+	for (i = 2; i < NREALPROG_BACKINGS; i++)
+		if (!backing_find(realprog_backings[i])) {
 			fprintf(stderr, "realprog: %s is no row of the backing "
 				"table (bench/backing.c): add it there or take "
-				"it out of all_backings\n", all_backings[i]);
+				"it out of bench/realprog/backings.h\n",
+				realprog_backings[i]);
 			exit(70);
 		}
 }
 
-/* the backings that can run, in the order of all_backings */
+/* the backings that can run, in the order of realprog_backings */
 static int pick(const char *list[])
 {
 	char why[256], copy[sizeof(opt.backings) + 2], needle[32], *tok, *save;
@@ -485,11 +474,10 @@ static int pick(const char *list[])
 	snprintf(copy, sizeof(copy), "%s", opt.backings);
 	for (tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		for (i = 0; i < sizeof(all_backings) / sizeof(*all_backings);
-		     i++)
-			if (!strcmp(tok, all_backings[i]))
+		for (i = 0; i < NREALPROG_BACKINGS; i++)
+			if (!strcmp(tok, realprog_backings[i]))
 				break;
-		if (i == sizeof(all_backings) / sizeof(*all_backings)) {
+		if (i == NREALPROG_BACKINGS) {
 			fprintf(stderr, "realprog: unknown backing '%s': use "
 				"one of", tok);
 			print_backings();
@@ -497,8 +485,8 @@ static int pick(const char *list[])
 			exit(2);
 		}
 	}
-	for (i = 0; i < sizeof(all_backings) / sizeof(*all_backings); i++) {
-		const char *b = all_backings[i];
+	for (i = 0; i < NREALPROG_BACKINGS; i++) {
+		const char *b = realprog_backings[i];
 
 		snprintf(copy, sizeof(copy), ",%s,", opt.backings);
 		snprintf(needle, sizeof(needle), ",%s,", b);

@@ -18,8 +18,8 @@ $(PRELOAD_SO): bench/realprog/hugepreload.c bench/realprog/realprog.mk | $(BENCH
 	$(BENCH_CC) -shared -fPIC -O2 -Wall -Wextra -g -o $@ $< -ldl
 
 # the backings are the contract's: it links their table and checks
-$(REALPROG): bench/realprog/realprog.c bench/backing.c bench/backing.h \
-		bench/realprog/realprog.mk | $(BENCH_DIR)
+$(REALPROG): bench/realprog/realprog.c bench/realprog/backings.h \
+		bench/backing.c bench/backing.h bench/realprog/realprog.mk | $(BENCH_DIR)
 	$(BENCH_CC) $(BENCH_CFLAGS) -Ibench -o $@ $< bench/backing.c
 
 .PHONY: bench-realprog-native

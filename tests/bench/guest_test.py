@@ -182,7 +182,7 @@ def check_faultscale(t, rows):
              bool(rows.get("faultscale")) and not bad, "; ".join(bad[:4]))
 
 
-def check_realprog(t, run_dir, meta):
+def check_realprog(t, run_dir, meta, c):
     """realprog.csv: xz through hugepreload.so on every backing."""
     try:
         with open(os.path.join(run_dir, "realprog.csv")) as f:
@@ -190,7 +190,7 @@ def check_realprog(t, run_dir, meta):
     except OSError as e:
         t.record("realprog.csv exists", False, str(e))
         return
-    want = benchrun.REALPROG_BACKINGS.split(",")
+    want = c.realprog_backings
     got = {r["backing"]: r for r in rows}
     t.record("realprog: a row for every backing", sorted(got) == sorted(want),
              str(sorted(got)))
@@ -346,7 +346,7 @@ def main():
                  str(meta.get("tlb_model"))[:300])
         check_numa(t, args)
     else:
-        check_realprog(t, run_dir, meta)
+        check_realprog(t, run_dir, meta, c)
         check_probe(t, args)
     return t.summary()
 

@@ -382,8 +382,10 @@ sys.stdout.write(os.environ.get("FAKE_OUT_" + be, "same"))
                            capture_output=True, text=True)
         names = p.stderr.split("use one of", 1)[1].split()
         self.assertEqual(names[:2], ["off", "none"])
-        rows = {b["name"]: b for b in
-                json.loads(benchtool("contract").stdout)["backings"]}
+        exported = json.loads(benchtool("contract").stdout)
+        # the list bench/run.py and the guest test read is realprog's own
+        self.assertEqual(exported["realprog_backings"], names)
+        rows = {b["name"]: b for b in exported["backings"]}
         for n in names[2:]:
             self.assertIn(n, rows)
         self.assertIn("MAP_PRIVATE", rows["hugetlbfs"]["desc"])
