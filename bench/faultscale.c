@@ -54,6 +54,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -762,6 +763,11 @@ static void emit(const struct pt *p, struct rep *rp)
 		sleeps += rp[r].sleeps;
 		fallbacks += rp[r].fallbacks;
 	}
+	/*
+	 * To the precision the row prints it with, so that low_overlap is
+	 * what the rule gives on the column (0.8996 prints as 0.900: not low).
+	 */
+	overlap = round(overlap * 1000) / 1000;
 	stats_compute(v[0], reps, &st);
 	stats_compute(v[1], reps, &su);
 	stats_compute(v[2], reps, &sw);
