@@ -36,13 +36,20 @@ def run_native(res, runs, cmds, pools, p, pooled, c):
 
 # The chase's oracle (issue 19, point 9): tests/bench/minichase.c, one
 # process, one mapping, one cycle over every line, no pinning, nothing
-# shared with bench/.  After a native run its least time per hop on the
+# shared with bench/.  After a native run it runs ORACLE_RUNS times on the
 # page size of each backing the chase measured (at the largest line-hop
 # size up to ORACLE_MAX, if that is at least ORACLE_MIN: smaller working
-# sets live in the caches, where the TLB question is not asked) must be
-# within ORACLE_TOLERANCE of the chase's ns_min; a disagreement fails the
-# run (meta.json chase_oracle says which), unless the load average was
-# above the CPU count: then it is a note, as wall time means little there.
+# sets live in the caches, where the TLB question is not asked), each run
+# a new mapping.  The chase's ns_min must lie within the oracle's range
+# over its runs, widened by ORACLE_TOLERANCE on each side: the chase, too,
+# measured one mapping, and on a VM host one mapping of 1 GB on 4 KB pages
+# differs from the next by far more than 10 % (the least time of each of
+# 8 mappings: 248 to 314 ns on this project's Zen 5 VM), so its least
+# against the oracle's least over many mappings would fail for no fault of
+# either.  On a quiet bare-metal host the range is narrow and the check is
+# the 10 % it says.  A disagreement fails the run (meta.json chase_oracle
+# says which), unless the load average was above the CPU count: then it
+# is a note, as wall time means little there.
 ORACLE_KINDS = {4: "4k", KB_2M: "2m", KB_1G: "1g"}
 
 ORACLE_TOLERANCE = 0.10
@@ -55,9 +62,9 @@ ORACLE_ATTEMPTS = 3
 
 
 def minichase(bindir, kind, wss, hops, runs=ORACLE_RUNS):
-    """(least ns per hop over runs runs of the oracle, None) or (None,
+    """([ns per hop of each of runs runs of the oracle], None) or (None,
     why).  It warms with as many hops as it times."""
-    best, exe = None, os.path.join(bindir, "minichase")
+    got, exe = [], os.path.join(bindir, "minichase")
     if not os.access(exe, os.X_OK):
         return None, "%s is not built (make bench-native builds it)" % exe
     for _ in range(runs):
@@ -66,15 +73,20 @@ def minichase(bindir, kind, wss, hops, runs=ORACLE_RUNS):
         m = re.match(r"ns_per_hop ([0-9.]+)", p.stdout)
         if p.returncode or not m:
             return None, (p.stderr.strip() or "exit %d" % p.returncode)
-        best = min(best or float("inf"), float(m.group(1)))
-    return best, None
+        got.append(float(m.group(1)))
+    return got, None
 
 
 def oracle_verdict(chase_ns, oracle_ns, tolerance=ORACLE_TOLERANCE):
-    """{chase_ns_min, oracle_ns_min, ratio, agree} for one backing."""
-    ratio = chase_ns / oracle_ns
-    return {"chase_ns_min": chase_ns, "oracle_ns_min": oracle_ns,
-            "ratio": round(ratio, 4), "agree": abs(ratio - 1) <= tolerance}
+    """{chase_ns_min, oracle_ns_min, oracle_ns_max, oracle_runs, ratio,
+    agree} for one backing: agree when chase_ns is within the oracle's
+    runs' range widened by tolerance; ratio is against the oracle's
+    least."""
+    lo, hi = min(oracle_ns), max(oracle_ns)
+    return {"chase_ns_min": chase_ns, "oracle_ns_min": lo,
+            "oracle_ns_max": hi, "oracle_runs": len(oracle_ns),
+            "ratio": round(chase_ns / lo, 4),
+            "agree": lo * (1 - tolerance) <= chase_ns <= hi * (1 + tolerance)}
 
 
 def chase_line_rows(path, top=ORACLE_MAX):
@@ -104,7 +116,7 @@ def check_chase_oracle(res, bindir):
         res.write_meta()
         return 0
     hops = min(wss // 64, 4 << 20)
-    best, why, out = {}, {}, {}
+    runs, why, out = {}, {}, {}
     for attempt in range(1, ORACLE_ATTEMPTS + 1):
         for kb in {int(r["page_kb"]) for r in rows}:
             if kb not in ORACLE_KINDS or kb in why:
@@ -114,10 +126,10 @@ def check_chase_oracle(res, bindir):
             if err:
                 why[kb] = err
             else:
-                best[kb] = min(best.get(kb, ns), ns)
+                runs[kb] = runs.get(kb, []) + ns
         out = {r["backing"]: dict(
-            oracle_verdict(float(r["ns_min"]), best[int(r["page_kb"])])
-            if int(r["page_kb"]) in best else
+            oracle_verdict(float(r["ns_min"]), runs[int(r["page_kb"])])
+            if int(r["page_kb"]) in runs else
             {"agree": None, "reason": why[int(r["page_kb"])]},
             page_kb=int(r["page_kb"])) for r in rows}
         if all(v["agree"] is not False for v in out.values()):
@@ -125,16 +137,17 @@ def check_chase_oracle(res, bindir):
     res.meta["chase_oracle"] = {
         "wss_bytes": wss, "hop": "line", "hops": hops,
         "tolerance": ORACLE_TOLERANCE, "attempts": attempt,
-        "source": "native wall time: least of %d runs of build/bench/"
-                  "minichase per attempt" % ORACLE_RUNS, "backings": out}
+        "source": "native wall time: %d runs of build/bench/minichase "
+                  "per attempt, each a new mapping" % ORACLE_RUNS,
+        "backings": out}
     bad = sorted(b for b, v in out.items() if v["agree"] is False)
     load = os.getloadavg()[0]
     if bad:
         msg = "chase disagrees with its oracle (minichase) by over %d %% " \
             "at %d bytes: %s" % (ORACLE_TOLERANCE * 100, wss, ", ".join(
-                "%s %.1f ns vs %.1f ns" % (b, out[b]["chase_ns_min"],
-                                           out[b]["oracle_ns_min"])
-                for b in bad))
+                "%s %.1f ns vs %.1f to %.1f ns" % (
+                    b, out[b]["chase_ns_min"], out[b]["oracle_ns_min"],
+                    out[b]["oracle_ns_max"]) for b in bad))
         if load > (os.cpu_count() or 1):
             res.meta.setdefault("notes", []).append(
                 msg + "; not a failure: load average %.1f on %d CPUs"
