@@ -400,16 +400,14 @@ int main(int argc, char **argv)
 	double t0;
 
 	const struct long_opt opts[] = {
-		{ "--seed", &seed }, { "--procs", &procs },
-		{ "--ops", &ops }, { "--seconds", &seconds },
+		{ .name = "--seed", .dst = &seed },
+		{ .name = "--procs", .dst = &procs, .min = 1, .max = 64 },
+		{ .name = "--ops", .dst = &ops },
+		{ .name = "--seconds", .dst = &seconds },
 	};
 
 	if (parse_long_opts("hfuzz", argc, argv, opts, 4))
 		return 2;
-	if (procs < 1 || procs > 64) {
-		fprintf(stderr, "hfuzz: --procs must be 1..64\n");
-		return 2;
-	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (sizes_setup()) {
 		fprintf(stderr, "hfuzz: the default huge page size is not in /sys/kernel/mm/hugepages\n");

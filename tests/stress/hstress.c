@@ -664,16 +664,15 @@ int main(int argc, char **argv)
 	double t0;
 
 	const struct long_opt opts[] = {
-		{ "--seed", &seed }, { "--procs", &procs }, { "--ops", &ops },
-		{ "--seconds", &seconds }, { "--overcommit", &overcommit },
+		{ .name = "--seed", .dst = &seed },
+		{ .name = "--procs", .dst = &procs, .min = 1, .max = 64 },
+		{ .name = "--ops", .dst = &ops },
+		{ .name = "--seconds", .dst = &seconds },
+		{ .name = "--overcommit", .dst = &overcommit },
 	};
 
 	if (parse_long_opts("hstress", argc, argv, opts, 5))
 		return 2;
-	if (procs < 1 || procs > 64) {
-		fprintf(stderr, "hstress: --procs must be 1..64\n");
-		return 2;
-	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	touch_init();
 	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE,

@@ -86,11 +86,13 @@ static inline void *hmap(enum method m, unsigned long psize, void *addr,
 struct long_opt {
 	const char *name;
 	long *dst;
+	long min, max;		/* the range when max > 0 */
 };
 
 /*
  * Parses argv as "--NAME VALUE" pairs of opts; every value a whole number,
- * zero or more.  0, or 2 (the usage exit status) after saying why.
+ * zero or more, and within min..max where the option has a range.  0, or 2
+ * (the usage exit status) after saying why.
  */
 static inline int parse_long_opts(const char *prog, int argc, char **argv,
 				  const struct long_opt *opts, int nopts)
@@ -110,6 +112,11 @@ static inline int parse_long_opts(const char *prog, int argc, char **argv,
 		if (v < 0 || !end || *end) {
 			fprintf(stderr, "%s: %s needs a whole number, 0 or more\n",
 				prog, argv[i]);
+			return 2;
+		}
+		if (o->max > 0 && (v < o->min || v > o->max)) {
+			fprintf(stderr, "%s: %s must be %ld..%ld\n", prog,
+				argv[i], o->min, o->max);
 			return 2;
 		}
 		*o->dst = v;
