@@ -400,13 +400,11 @@ int main(int argc, char **argv)
 	double t0;
 
 	const struct long_opt opts[] = {
-		{ .name = "--seed", .dst = &seed },
-		{ .name = "--procs", .dst = &procs, .min = 1, .max = 64 },
-		{ .name = "--ops", .dst = &ops },
-		{ .name = "--seconds", .dst = &seconds },
+		SEEDED_RUN_OPTS(seed, procs, ops, seconds),
 	};
 
-	if (parse_long_opts("hfuzz", argc, argv, opts, 4))
+	if (parse_long_opts("hfuzz", argc, argv, opts,
+			    sizeof(opts) / sizeof(*opts)))
 		return 2;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (sizes_setup()) {

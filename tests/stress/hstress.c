@@ -664,14 +664,12 @@ int main(int argc, char **argv)
 	double t0;
 
 	const struct long_opt opts[] = {
-		{ .name = "--seed", .dst = &seed },
-		{ .name = "--procs", .dst = &procs, .min = 1, .max = 64 },
-		{ .name = "--ops", .dst = &ops },
-		{ .name = "--seconds", .dst = &seconds },
+		SEEDED_RUN_OPTS(seed, procs, ops, seconds),
 		{ .name = "--overcommit", .dst = &overcommit },
 	};
 
-	if (parse_long_opts("hstress", argc, argv, opts, 5))
+	if (parse_long_opts("hstress", argc, argv, opts,
+			    sizeof(opts) / sizeof(*opts)))
 		return 2;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	touch_init();

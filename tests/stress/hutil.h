@@ -94,6 +94,16 @@ struct long_opt {
  * zero or more, and within min..max where the option has a range.  0, or 2
  * (the usage exit status) after saying why.
  */
+/*
+ * The options of a seeded run, as tests/reliability.py's seeded_program()
+ * gives them to hstress and hfuzz: the first entries of each one's table.
+ */
+#define SEEDED_RUN_OPTS(seed, procs, ops, seconds)			\
+	{ .name = "--seed", .dst = &(seed) },				\
+	{ .name = "--procs", .dst = &(procs), .min = 1, .max = 64 },	\
+	{ .name = "--ops", .dst = &(ops) },				\
+	{ .name = "--seconds", .dst = &(seconds) }
+
 static inline int parse_long_opts(const char *prog, int argc, char **argv,
 				  const struct long_opt *opts, int nopts)
 {
