@@ -251,11 +251,11 @@ print_config() {
 	*) ram="{\"backend\": \"plain\", \"hugetlb\": false, \"size_mb\": $mem_mb}" ;;
 	esac
 	[ "${#cmd[@]}" = 0 ] || job=$(json_str "$(job_cmd)")
-	printf '{"arch": "%s", "accel": "%s", "icount": %s, "memory_mb": %d, "smp": %d, "numa_nodes": %d, "host_pages": %s, "pools": [%s], "guest_ram": %s, "kernel_args": %s, "kernel": %s, "initrd": %s, "clock_boots": %d, "job": %s}\n' \
+	printf '{"arch": "%s", "accel": "%s", "icount": %s, "memory_mb": %d, "smp": %d, "numa_nodes": %d, "host_pages": %s, "pools": [%s], "guest_ram": %s, "kernel_args": %s, "kernel": %s, "initrd": %s, "clock_boots": %d, "timeout_s": %d, "job": %s}\n' \
 		"$arch" "$accel" "$([ "$icount" = 1 ] && echo true || echo false)" \
 		"$mem_mb" "$smp" "$numa" "$([ -n "$host_pages" ] && echo "\"$host_pages\"" || echo null)" \
 		"$pools" "$ram" "$(json_str "$append")" "$(json_str "$kernel")" \
-		"$(json_str "$initrd")" "$clock_boots" "$job"
+		"$(json_str "$initrd")" "$clock_boots" "$timeout_s" "$job"
 }
 
 # The kernel would take every page it can for the pools and leave the

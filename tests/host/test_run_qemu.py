@@ -582,6 +582,10 @@ class PrintConfig(unittest.TestCase):
                 self.assertEqual(r.returncode, 0, r.stderr)
                 self.assertEqual(config_disagreements(cfg, r.stdout), [])
 
+    def test_timeout(self):
+        self.assertEqual(self.config()["timeout_s"], 900)
+        self.assertEqual(self.config("--timeout", "77")["timeout_s"], 77)
+
     def test_pools_and_host_ram(self):
         cfg = self.config("--accel", "kvm", "--mem", "1G", "--hugepages", "8")
         self.assertEqual(cfg["pools"], [{"page_kb": 2048, "count": 8},
