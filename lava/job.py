@@ -15,9 +15,11 @@ Devices:
          how u-boot loads the ramdisk)
 
 Nothing is decided here that run-qemu.sh and bench/run.py decide: the
-benchmark commands, the pools, memory and timeout are those of
-`bench/run.py --mode guest --dry-run`, and the kernel command line that of
-`run-qemu.sh --dry-run` for that command (the contract).  The guest is the
+benchmarks and their commands are bench/run.py's plan for a guest run
+(benchrun.plan_run, as `bench/run.py --mode guest` makes it), and the
+kernel command line, pools, memory, CPUs and timeout are what
+`run-qemu.sh --print-config` says a boot of that command uses.  Nothing
+here parses a command line or another stage's text.  The guest is the
 stock initramfs: /init, finding no /job/env, waits at a prompt
 (hugetlb.job=shell) and LAVA's test shell runs the job through
 /usr/local/bin/hugetlb-lava-results, which prints every line and turns
@@ -27,7 +29,6 @@ import argparse
 import json
 import math
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -70,25 +71,18 @@ class JobError(Exception):
     """The job cannot be written; the message names cause and fix."""
 
 
-def run_py_command(profile, arch):
-    """bench/run.py's guest command (run-qemu.sh ... -- sh -c SCRIPT)."""
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "run.py"),
-                        "--mode", "guest", "--profile", profile,
-                        "--arch", arch, "--dry-run"],
-                       cwd=ROOT, capture_output=True, text=True)
-    if p.returncode:
-        raise JobError("bench/run.py --dry-run failed: %s" % p.stderr.strip())
-    return shlex.split(p.stdout.strip().splitlines()[-1])
+def guest_plan(args):
+    """bench/run.py's plan for this profile in a guest; a board is a real
+    core, so there the chase picks its own TLB model (--model auto)."""
+    argv = ["--mode", "guest", "--profile", args.profile, "--arch", args.arch]
+    if args.device != "qemu":
+        argv += ["--model", "auto"]
+    return bench_run.plan_run(argv, contract.load())
 
 
-def option(cmd, name, default=None):
-    return cmd[cmd.index(name) + 1] if name in cmd else default
-
-
-def qemu_dry_run(cmd, arch):
-    """(kernel args, memory MB, smp, job command, boots for a calibrated
-    clock) of the boot cmd asks for, from run-qemu.sh --print-config
-    (TCG, as a lab's qemu runs it)."""
+def qemu_config(cmd):
+    """run-qemu.sh --print-config for the boot cmd asks for (TCG, as a
+    lab's qemu runs it)."""
     i = cmd.index("--")
     p = subprocess.run(cmd[:i] + ["--accel", "tcg", "--print-config"] +
                        cmd[i:], cwd=ROOT, capture_output=True, text=True)
@@ -97,9 +91,9 @@ def qemu_dry_run(cmd, arch):
                        % p.stderr.strip())
     try:
         cfg = json.loads(p.stdout)
-        return (cfg["kernel_args"].split(), cfg["memory_mb"], cfg["smp"],
-                cfg["job"], cfg["clock_boots"])
-    except (ValueError, KeyError, AttributeError) as e:
+        return {k: cfg[k] for k in ("kernel_args", "memory_mb", "smp", "job",
+                                    "clock_boots", "timeout_s")}
+    except (ValueError, KeyError, TypeError) as e:
         raise JobError("run-qemu.sh --print-config gave no config (%s): %s"
                        % (e, p.stdout.strip()[:300]))
 
@@ -134,7 +128,7 @@ def test_action(args, plan, c):
     meta = {"profile": args.profile, "arch": args.arch,
             "device": args.device, "device_type": args.device_type,
             "memory_mb": plan["mem_mb"], "git_rev": plan["git_rev"],
-            "benches": re.findall(r'echo "@exit (\w+) \$\?"', plan["job"])}
+            "benches": plan["benches"]}
     steps = [
         "echo %s" % shlex.quote("@meta lava_job " + json.dumps(meta)),
         "cd /tmp",
@@ -209,17 +203,15 @@ def context(args, plan):
 
 
 def plan_for(args):
-    cmd = run_py_command(args.profile, args.arch)
-    append, mem_mb, smp, job, boots = qemu_dry_run(cmd, args.arch)
+    run = guest_plan(args)
+    cfg = qemu_config(run.cmds[0])
     accel = "tcg" if args.device == "qemu" else "native"
-    if args.device != "qemu":
-        # run.py fixes the arm64 guest's TLB model because -cpu max is no
-        # real core; a board is one, and the chase picks its preset.
-        job = job.replace("--model %s " % bench_run.ARM64_PRESET, "--model auto ")
-    return {"kernel_args": kernel_args(append, args.device, accel, args.arch),
-            "mem_mb": mem_mb, "smp": smp, "job": job,
-            "test_min": math.ceil(int(option(cmd, "--timeout", "900")) / 60),
-            "clock_boots": boots,
+    return {"kernel_args": kernel_args(cfg["kernel_args"].split(),
+                                       args.device, accel, args.arch),
+            "mem_mb": cfg["memory_mb"], "smp": cfg["smp"], "job": cfg["job"],
+            "benches": [bench for bench, _ in run.runs],
+            "test_min": math.ceil(cfg["timeout_s"] / 60),
+            "clock_boots": cfg["clock_boots"],
             "git_rev": bench_run.git_rev()}
 
 

@@ -33,5 +33,5 @@ from .guest import (GUEST_THP, guest_command, guest_ram_on_host_pool,
                     run_guest)
 from .native import (ORACLE_ATTEMPTS, ORACLES, chase_line_rows,
                      check_chase_oracle, minichase, oracle_verdict, run_native)
-from .cli import (ARM64_NO_REALPROG, ARM64_PRESET, first_meta, main,
-                  parse_args, set_arch, stop_signals)
+from .cli import (ARM64_NO_REALPROG, ARM64_PRESET, RunPlan, first_meta, main,
+                  parse_args, plan_run, set_arch, stop_signals)

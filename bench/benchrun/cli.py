@@ -5,6 +5,7 @@ bench/run.py's command line and main(): the profile, the invocations, the
 host's state around them and the run's meta.json (see bench/run.py)."""
 
 import argparse
+import dataclasses
 import datetime
 import os
 import platform
@@ -42,7 +43,10 @@ ARM64_NO_REALPROG = ("realprog not run on arm64: it runs Debian's x86_64 "
 
 
 def parse_args(argv, c):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # prog: lava/job.py plans through here too, and a refusal must name
+    # the command whose options it refuses
+    ap = argparse.ArgumentParser(prog="bench/run.py",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("--mode", choices=("guest", "native"), required=True)
     ap.add_argument("--arch", choices=contract.ARCHES,
                     help="guest: the guest's architecture (default: arm64 "
@@ -58,11 +62,12 @@ def parse_args(argv, c):
                     help="start each benchmark's backings this many "
                     "positions further on (default 0)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--model", default="auto",
+    ap.add_argument("--model",
                     help="TLB model preset or spec for the chase (default "
                     "auto: the chase picks the preset of the core it is "
                     "pinned to, else its CPUID geometry on bare metal, "
-                    "else no model, saying why)")
+                    "else no model, saying why; on arm64 %s unless "
+                    "--model auto is given)" % ARM64_PRESET)
     ap.add_argument("--results-dir", default=os.path.join(ROOT, "results"))
     ap.add_argument("--bindir", default=os.path.join(ROOT, "build", "bench"))
     ap.add_argument("--run-qemu", default=os.path.join(ROOT, "run-qemu.sh"))
@@ -95,7 +100,9 @@ def parse_args(argv, c):
 
 def set_arch(ap, args):
     """args.arch from --arch, the kernel's name or the host; on arm64 the
-    model preset (ARM64_PRESET) and no real-program step by default."""
+    model preset (ARM64_PRESET) and no real-program step by default (an
+    explicit --model auto stays auto: lava/job.py asks for it on a board,
+    which is a real core)."""
     host = {"aarch64": "arm64"}.get(platform.machine(), platform.machine())
     if args.mode == "native":
         if args.arch and args.arch != host:
@@ -106,10 +113,10 @@ def set_arch(ap, args):
     elif not args.arch:
         kernel = os.path.basename(args.kernel or "")
         args.arch = "arm64" if kernel.startswith("Image") else "x86_64"
+    if args.model is None:
+        args.model = ARM64_PRESET if args.arch == "arm64" else "auto"
     if args.arch != "arm64":
         return
-    if args.model == "auto":
-        args.model = ARM64_PRESET
     benches = args.benches.split(",")
     if REALPROG in benches:
         if args.benches_given:
@@ -176,8 +183,22 @@ def stop_signals():
     return ignore_stops
 
 
-def main(argv=None):
-    c = contract.load()
+@dataclasses.dataclass
+class RunPlan:
+    """What a run will do, decided before anything is changed or started:
+    the options, the profile sized for this host, the invocations
+    ((bench, argv) in order), the commands that run them (guest: the one
+    run-qemu.sh boot), the benchmarks asked for and the backings they
+    map.  lava/job.py writes a lab's job from the same plan."""
+    args: argparse.Namespace
+    profile: dict
+    runs: list
+    cmds: list
+    benches: list
+    backings: set
+
+
+def plan_run(argv, c):
     args = parse_args(argv, c)
     benches = [b for b in args.benches.split(",") if b]
     p = profile(args.profile, args.mode, mem_available(), c,
@@ -186,20 +207,27 @@ def main(argv=None):
     if args.sizes:
         override_sizes(p, args.sizes, args.arch)
     runs = invocations(p, args, args.model, benches, c)
-    selected = {b for bench, argv in runs if bench != REALPROG
-                for b in argv[argv.index("--backings") + 1].split(",")}
+    selected = {b for bench, a in runs if bench != REALPROG
+                for b in a[a.index("--backings") + 1].split(",")}
     if REALPROG not in benches:
         p.pop(REALPROG, None)
     size_pools(p, with_1g=not args.no_1g and wants_1g(selected, c),
                together=together(runs, c), mem_available=mem_available(),
                arch=args.arch)
-
-    guest = args.mode == "guest"
-    if guest:
+    if args.mode == "guest":
         cmds = [guest_command(p, args, runs, c)]
     else:
         cmds = [[os.path.join(args.bindir, native_binary(b, c, args.bindir))]
                 + a for b, a in runs]
+    return RunPlan(args, p, runs, cmds, benches, selected)
+
+
+def main(argv=None):
+    c = contract.load()
+    plan = plan_run(argv, c)
+    args, p, runs, cmds = plan.args, plan.profile, plan.runs, plan.cmds
+    benches, selected = plan.benches, plan.backings
+    guest = args.mode == "guest"
     if args.dry_run:
         for cmd in cmds:
             print(" ".join(shlex.quote(x) for x in cmd))

@@ -92,6 +92,9 @@ class GuestRun(unittest.TestCase):
         self.assertEqual(self.args("--arch", "arm64", "--model", "skylake")
                          .model, "skylake")
         self.assertEqual(self.args().model, "auto")
+        # asked for (lava/job.py on a board, a real core), auto stays auto
+        self.assertEqual(self.args("--arch", "arm64", "--model", "auto")
+                         .model, "auto")
         _, runs = self.command(self.args("--arch", "arm64"))
         chase = dict(runs)["chase"]
         self.assertEqual(chase[chase.index("--model") + 1], "neoverse-n1")

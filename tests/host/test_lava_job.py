@@ -3,7 +3,9 @@
 profile, valid for LAVA's own schema (lava_common, for /usr/bin/python3),
 with the pools, memory and job of bench/run.py and run-qemu.sh; and
 hugetlb-lava-results, which turns the guest's lines into test cases."""
+import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -38,11 +40,17 @@ def validate(*paths):
                           capture_output=True, text=True, timeout=120)
 
 
-def run_py_command(profile, arch):
+def run_py_command(profile, arch, *extra):
     r = subprocess.run([sys.executable, "bench/run.py", "--mode", "guest", "--profile", profile,
-                        "--arch", arch, "--dry-run"], cwd=ROOT, capture_output=True, text=True,
-                       timeout=120, check=True)
+                        "--arch", arch, "--dry-run"] + list(extra), cwd=ROOT,
+                       capture_output=True, text=True, timeout=120, check=True)
     return shlex.split(r.stdout.splitlines()[-1])
+
+
+def print_config(*args):
+    r = subprocess.run([os.path.join(ROOT, "run-qemu.sh")] + list(args) + ["--print-config"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    return json.loads(r.stdout)
 
 
 def kernel_args(job):
@@ -100,7 +108,9 @@ class LavaJobs(unittest.TestCase):
             if profile != "quick":
                 continue
             with self.subTest(job=os.path.basename(path)):
-                cmd = run_py_command(profile, arch)
+                # a board is a real core: the chase picks its own TLB model
+                cmd = run_py_command(profile, arch,
+                                     *(() if device == "qemu" else ("--model", "auto")))
                 args = kernel_args(job)
                 self.assertIn("hugepagesz=2M", args)
                 self.assertEqual(args[args.index("hugepagesz=2M") + 1],
@@ -117,9 +127,10 @@ class LavaJobs(unittest.TestCase):
                                      "a lab's device type sets its own console")
                 run = shlex.split(test_steps(job)[-1])
                 self.assertEqual(run[:2], ["hugetlb-lava-results", "--metrics"])
-                script = cmd[-1] if device == "qemu" else \
-                    cmd[-1].replace("--model neoverse-n1 ", "--model auto ")
-                self.assertEqual(run[3:], ["--", "sh", "-c", script])
+                self.assertEqual(run[3:], ["--", "sh", "-c", cmd[-1]])
+                # the benchmarks the job names are those the guest reports on
+                meta = json.loads(shlex.split(test_steps(job)[0])[1][len("@meta lava_job "):])
+                self.assertEqual(meta["benches"], re.findall(r'echo "@exit (\w+) ', cmd[-1]))
                 timeout = int(cmd[cmd.index("--timeout") + 1])
                 self.assertGreaterEqual(job["actions"][2]["test"]["timeout"]["minutes"] * 60,
                                         timeout)
@@ -143,8 +154,7 @@ class LavaJobs(unittest.TestCase):
     def test_qemu_boots_again_as_run_qemu_does(self):
         # The guest refuses a boot whose TSC TCG miscalibrated (exit 122):
         # LAVA must boot again as often as run-qemu.sh (clock_boots=N).
-        with open(os.path.join(ROOT, "run-qemu.sh")) as f:
-            boots = int(next(ln for ln in f if ln.startswith("clock_boots=")).split("=")[1])
+        boots = print_config()["clock_boots"]
         self.assertGreater(boots, 1)
         for path, (_, _, device, job) in self.jobs.items():
             if device == "qemu":
