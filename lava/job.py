@@ -71,13 +71,13 @@ class JobError(Exception):
     """The job cannot be written; the message names cause and fix."""
 
 
-def guest_plan(args):
+def guest_plan(args, c):
     """bench/run.py's plan for this profile in a guest; a board is a real
     core, so there the chase picks its own TLB model (--model auto)."""
     argv = ["--mode", "guest", "--profile", args.profile, "--arch", args.arch]
     if args.device != "qemu":
         argv += ["--model", "auto"]
-    return bench_run.plan_run(argv, contract.load())
+    return bench_run.plan_run(argv, c)
 
 
 def qemu_config(cmd):
@@ -202,8 +202,8 @@ def context(args, plan):
     return ctx
 
 
-def plan_for(args):
-    run = guest_plan(args)
+def plan_for(args, c):
+    run = guest_plan(args, c)
     cfg = qemu_config(run.cmds[0])
     accel = "tcg" if args.device == "qemu" else "native"
     return {"kernel_args": kernel_args(cfg["kernel_args"].split(),
@@ -216,7 +216,7 @@ def plan_for(args):
 
 
 def job(args, c):
-    plan = plan_for(args)
+    plan = plan_for(args, c)
     actions = deploy_boot(args, plan) + [test_action(args, plan, c)]
     total = DEPLOY_MIN + BOOT_MIN[args.device] + plan["test_min"] + 5
     doc = {
