@@ -55,8 +55,8 @@ def parse_args(argv, c):
     ap.add_argument("--profile", default="quick",
                     choices=("tiny", "quick", "full"))
     ap.add_argument("--benches", default=None,
-                    help="comma list (default: %(default)s; realprog is "
-                    "the real-program step)")
+                    help="comma list (default: every benchmark, then "
+                    "realprog, the real-program step, on x86_64)")
     ap.add_argument("--backings", help="comma list (default: all)")
     ap.add_argument("--rotate", type=int, default=0,
                     help="start each benchmark's backings this many "
