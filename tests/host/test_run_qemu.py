@@ -23,13 +23,15 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 from contract import POOLS, QEMU_EXIT  # noqa: E402
 
 # A QEMU that maps its -m bytes of RAM (MADV_HUGEPAGE with FAKE_THP=1, as
-# QEMU does), creates an empty console file and ends after two seconds.
+# QEMU does, FAKE_THP_DELAY seconds after mapping it), creates an empty
+# console file and ends after two seconds.
 FAKE_QEMU = """#!/usr/bin/env python3
 import mmap, os, sys, time
 open([a[5:] for a in sys.argv if a.startswith("file:")][0], "w").close()
 mb = int(sys.argv[sys.argv.index("-m") + 1].rstrip("M"))
 ram = mmap.mmap(-1, mb << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
 if os.environ.get("FAKE_THP") == "1":
+    time.sleep(float(os.environ.get("FAKE_THP_DELAY", "0")))
     ram.madvise(mmap.MADV_HUGEPAGE)
 time.sleep(2)
 """
@@ -235,6 +237,12 @@ class RunQemuOptions(unittest.TestCase):
         self.assertIn('@meta host_memory {"host_pages": "thp", "kernel_page_kb": 4, ',
                       r.stdout)
         self.assertIn('"thp_enabled": "always [madvise] never"', r.stdout)
+        # QEMU maps guest RAM, then advises it: a look in between, which
+        # the delay makes certain, must not fail a boot that advises it
+        env["FAKE_THP_DELAY"] = "0.6"
+        r = self.run_qemu("--accel", "kvm", "--host-pages", "thp", "--mem", "512M",
+                          "--hugepages", "0", "--", "true", env=env)
+        self.assertEqual(r.returncode, QEMU_EXIT["NOSTATUS"][0], r.stderr)
         env["FAKE_THP"] = "0"
         r = self.run_qemu("--accel", "kvm", "--host-pages", "thp", "--mem", "512M",
                           "--hugepages", "0", "--", "true", env=env)
