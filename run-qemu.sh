@@ -497,8 +497,8 @@ guest_ram_smaps() {
 # Checks guest RAM against --host-pages once it is mapped (QEMU maps it
 # before the guest boots), then keeps the most AnonHugePages seen.  QEMU
 # advises it MADV_HUGEPAGE just after mapping it, so a mapping seen not
-# THPeligible is judged only when it has stayed so for 2 s (ram_seen), or
-# when QEMU ends (ram_unfit says why).
+# THPeligible is judged only when it has stayed so for 2 s of this boot
+# (ram_seen), or when QEMU ends (ram_unfit says why).
 ram_checked=0
 ram_anon_huge_max=0
 ram_page_kb=0
@@ -536,6 +536,7 @@ host_memory_meta() {
 # One boot: QEMU runs until the guest reboots (or the timeout kills it).
 boot() {
 	local start=$SECONDS next_smaps=0
+	ram_seen=
 	"${qemu[@]}" </dev/null &
 	qemu_pid=$!
 	while kill -0 "$qemu_pid" 2>/dev/null; do
