@@ -21,8 +21,9 @@ from .profiles import (GUEST_CPUS, REALPROG, REALPROG_POOL,
                        TLBREACH_BACKINGS, add_faultscale, arch_backings,
                        guest_mem, host_llc, override_sizes, profile,
                        size_pools, streamk_profile, tlbreach_sizes)
-from .plan import (bench_args, bench_backings, binary, invocations,
-                   native_binary, profile_args, realprog_invocation, rotation)
+from .plan import (backings_of, bench_args, bench_backings, binary,
+                   invocations, native_binary, profile_args,
+                   realprog_invocation, rotation)
 from .host import (NODE_POOL, cpu_flags, git_rev, host_cpu, hypervisor,
                    loadavg, machine_state, mem_available, numa_nodes,
                    paging_state, pinned_node, qemu_version, ThpSettings)

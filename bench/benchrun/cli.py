@@ -20,7 +20,7 @@ from .guest import guest_command, run_guest
 from .host import (NODE_POOL, ThpSettings, git_rev, host_cpu, loadavg,
                    machine_state, mem_available, pinned_node, qemu_version)
 from .native import run_native
-from .plan import invocations, native_binary
+from .plan import backings_of, invocations, native_binary
 from .pools import HugePools, needs_pools, together, wants_1g
 from .profiles import (REALPROG, host_llc, override_sizes,
                        profile, size_pools)
@@ -152,8 +152,7 @@ def first_meta(args, run_id, cmds, runs):
         "status": "running",
     }
     for bench, argv in runs:
-        part = argv[argv.index("--backings") + 1].split(",")
-        meta["backing_order"].setdefault(bench, []).extend(part)
+        meta["backing_order"].setdefault(bench, []).extend(backings_of(argv))
     if state["hypervisor"] and not guest:
         meta["notes"] = [contract.HYPERVISOR_NOTE]
     if args.arch == "arm64" and not args.benches_given:
@@ -208,7 +207,7 @@ def plan_run(argv, c):
         override_sizes(p, args.sizes, args.arch)
     runs = invocations(p, args, args.model, benches, c)
     selected = {b for bench, a in runs if bench != REALPROG
-                for b in a[a.index("--backings") + 1].split(",")}
+                for b in backings_of(a)}
     if REALPROG not in benches:
         p.pop(REALPROG, None)
     size_pools(p, with_1g=not args.no_1g and wants_1g(selected, c),

@@ -71,6 +71,11 @@ def bench_args(p, bench, args, preset, c):
     return a
 
 
+def backings_of(argv):
+    """The backings an invocation maps, in its order (its --backings)."""
+    return argv[argv.index("--backings") + 1].split(",")
+
+
 def invocations(p, args, preset, benches, c):
     """[(bench, argv without the binary)]: the run's binaries in order,
     each benchmark's first round of backings rotated one position more

@@ -7,6 +7,7 @@ that could not be raised far enough."""
 import os
 
 from .base import KB_1G, KB_2M, MB, SavedHostState, size_bytes
+from .plan import backings_of
 
 
 class HugePools(SavedHostState):
@@ -77,7 +78,7 @@ def together(runs, c):
         if bench not in c.bench_names():    # not a runner benchmark
             continue
         n = {}
-        for b in argv[argv.index("--backings") + 1].split(","):
+        for b in backings_of(argv):
             kb = c.needs_pool(b)
             if kb:
                 n[kb] = n.get(kb, 0) + 1
