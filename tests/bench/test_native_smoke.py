@@ -101,7 +101,13 @@ class TestNativeSmoke(unittest.TestCase):
             self.assertGreater(float(r["ns_per_access"]), 0)
             self.assertLessEqual(float(r["ns_min"]),
                                  float(r["ns_per_access"]))
-            self.assertGreaterEqual(float(r["model_walks_per_1k"]), 0)
+            # the host's own TLB model (--model auto): numbers where a
+            # preset fits the CPU, empty where none does (this project's
+            # Intel VM reports Rocket Lake's model number: no preset)
+            if r["model_preset"] == "none":
+                self.assertEqual(r["model_walks_per_1k"], "", r)
+            else:
+                self.assertGreaterEqual(float(r["model_walks_per_1k"]), 0)
 
 
 if __name__ == "__main__":
