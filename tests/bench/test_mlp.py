@@ -12,6 +12,7 @@ import unittest
 
 from benchbin import BenchRun
 from common import BINDIR, ROOT, benchtool
+import quiet
 
 PAGE = 4096
 
@@ -177,7 +178,13 @@ class TestChainLoop(unittest.TestCase):
 
 
 ORACLE_PASSES = 3
-ORACLE_TRIES = 3
+ORACLE_TRIES = 5        # a try takes about 1.5 s
+# Loads in flight a core sustains from L1 without losing latency: every
+# x86_64 and Arm core this suite targets issues at least 2 loads a cycle
+# with an L1 latency of at least 4 cycles, so 8 chains overlap fully;
+# past that the loads' throughput sets the step (here, an Intel VM: flat
+# at 1.40 ns to 9 chains, 2.29 ns at 16).
+FLAT_CHAINS = 8
 
 
 def per_chain_steps(cpu):
@@ -198,33 +205,40 @@ def per_chain_steps(cpu):
     return best
 
 
+def overlapped(best):
+    """(ok, detail): every chain count's step within 1.5x of the best of
+    up to FLAT_CHAINS chains, scaled by n / FLAT_CHAINS beyond them."""
+    base = min(best[n] for n in best if n <= FLAT_CHAINS)
+    over = ["%d chains %.2f ns > %.2f" % (n, v, lim)
+            for n, v in sorted(best.items())
+            for lim in [1.5 * base * max(1, n / FLAT_CHAINS)] if v > lim]
+    return not over, "one chain %.2f ns, 16 chains %.2f ns%s" % (
+        best[1], best[16], "; " + ", ".join(over) if over else "")
+
+
 class TestPerChainStepIsFlat(unittest.TestCase):
     """The oracle: independent chains keep the time one chain takes per
     step flat when they all hit in L1 (each step is a load's latency,
-    overlapped), so it stays within 1.5x of the best across 1..16 chains.
-    Native wall time on a shared host: minima over repetitions and passes,
-    up to ORACLE_TRIES tries.  A failure counts only if it repeats: where
-    one chain's best step differs by over 20 % between tries the host is
-    too loaded to judge, and the test skips saying so."""
+    overlapped), within 1.5x of the best up to FLAT_CHAINS chains and
+    growing no faster than the chains beyond them (load throughput).
+    Chains run one after another (a step n times as long) fail at 2.
+    Native wall time: minima over repetitions and passes, judged by
+    tests/bench/quiet.py's policy (a failing try counts only on a quiet
+    machine)."""
+
+    def test_overlapped_gives_the_bound(self):
+        flat = {n: 1.4 * max(1, n / 10) for n in range(1, 17)}
+        self.assertTrue(overlapped(flat)[0])
+        for serial in (1, 2):   # every chain, or pairs, one after another
+            slow = {n: 1.4 * max(1, n // serial) for n in range(1, 17)}
+            self.assertFalse(overlapped(slow)[0], serial)
 
     def test_per_chain_step_flat_at_16k(self):
         cpu = str(os.cpu_count() - 1)
-        tries = []
-        for _ in range(ORACLE_TRIES):
-            best = per_chain_steps(cpu)
-            tries.append(best)
-            if max(best.values()) <= 1.5 * min(best.values()):
-                return
-        table = "\n".join("%2d chains: %s ns" % (n, " ".join(
-            "%.2f" % t[n] for t in tries)) for n in range(1, 17))
-        one = [t[1] for t in tries]
-        if max(one) > 1.2 * min(one):
-            self.skipTest("host too loaded: one chain's best step was %.2f.."
-                          "%.2f ns in %d tries; rerun on a quiet host: "
-                          "python3 tests/bench/test_mlp.py "
-                          "TestPerChainStepIsFlat\n%s"
-                          % (min(one), max(one), len(tries), table))
-        self.fail("per-chain step not flat (best of each try):\n" + table)
+        quiet.verdict(self, quiet.judge(
+            lambda: overlapped(per_chain_steps(cpu)), ORACLE_TRIES),
+            "independent chains overlap in L1")
+
 
 class TestModelReplaysEveryChain(unittest.TestCase):
     """The TLB model replays the N chains interleaved, as the loop runs
@@ -276,7 +290,8 @@ class TestRows(unittest.TestCase):
     def setUpClass(cls):
         cls.r = BenchRun("mlp", ["--sizes", "64K,64M", "--reps", "3",
                                  "--hops", "256K", "--backings", "devzero",
-                                 "--chains", "1,2,8", "--tlb-group", "8K"])
+                                 "--chains", "1,2,8", "--tlb-group", "8K",
+                                 "--model", "skylake"])
 
     def test_rows(self):
         self.assertEqual(self.r.returncode, 0, self.r.describe())
