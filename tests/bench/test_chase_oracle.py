@@ -30,6 +30,7 @@ from unittest import mock
 
 from benchbin import BenchRun
 from common import BINDIR, raise_free
+import quiet
 
 MB = 1 << 20
 RUNS, ATTEMPTS = 3, 3
@@ -51,10 +52,6 @@ def chase_min(backings, wss, runs=RUNS):
             ns = float(row["ns_min"])
             best[row["backing"]] = min(best.get(row["backing"], ns), ns)
     return best
-
-
-def loaded():
-    return os.getloadavg()[0] > (os.cpu_count() or 1)
 
 
 # On an idle run of this project's 2-vCPU VM, three attempts at 16 MB still
@@ -82,7 +79,9 @@ class NativeAgreement(unittest.TestCase):
         each side's least; passes when every a/b is within 10 %."""
         best = {}
         for attempt in range(1, ATTEMPTS + 1):
-            for k, (a, b) in measure().items():
+            with quiet.Others() as load:
+                got = measure()
+            for k, (a, b) in got.items():
                 pa, pb = best.get(k, (a, b))
                 best[k] = (min(pa, a), min(pb, b))
             off = {k: a / b for k, (a, b) in best.items()
@@ -93,12 +92,10 @@ class NativeAgreement(unittest.TestCase):
                                                            best),
                           file=sys.stderr)
                 return best
-            if loaded():
+            if not load.quiet:
                 self.skipTest("%s: ratios %s are over 10 %% off on attempt "
-                              "%d, with the load average %.1f above the %d "
-                              "CPUs (rerun on an idle host)"
-                              % (what, off, attempt, os.getloadavg()[0],
-                                 os.cpu_count() or 1))
+                              "%d, while %s (rerun on an idle host)"
+                              % (what, off, attempt, load))
             print("%s: attempt %d disagrees (ratios %s), retrying"
                   % (what, attempt, off), file=sys.stderr)
         self.fail("%s: over 10 %% apart after %d attempts: %s"

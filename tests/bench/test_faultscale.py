@@ -16,6 +16,7 @@ import unittest
 
 from benchbin import run_thp_tolerant
 from common import BINDIR, contract
+import quiet
 import benchrun  # noqa: E402
 
 CPUS = sorted(os.sched_getaffinity(0))
@@ -144,11 +145,20 @@ class Concurrency(unittest.TestCase):
                          ["process", "thread"])
 
     def test_tasks_overlap(self):
-        # released together, each starts before the other ends (how much
-        # they share depends on the host's other load)
-        for r in self.res.rows:
-            self.assertGreater(float(r["overlap"]), 0, r)
-            self.assertLessEqual(float(r["overlap"]), 1.0, r)
+        # released together, each starts before the other ends; how much
+        # they share depends on the host's other load, which may keep one
+        # task off a CPU until the other is done: that judges only on a
+        # quiet machine (tests/bench/quiet.py), so each try runs its own
+        def measure():
+            res = faultscale("devzero", "16M", 2, 2, "--oversubscribe",
+                             iterations=3)
+            self.assertEqual(res.returncode, 0, res.describe())
+            ov = [float(r["overlap"]) for r in res.rows]
+            for v in ov:
+                self.assertLessEqual(v, 1.0, res.rows)
+            return min(ov) > 0, "overlap %s" % ov
+        quiet.verdict(self, quiet.judge(measure, 3),
+                      "two tasks released together overlap")
 
     def test_pinned_to_the_allowed_cpus_in_turn(self):
         want = ";".join(str(CPUS[i % N]) for i in range(2))

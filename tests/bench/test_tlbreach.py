@@ -9,10 +9,13 @@ lone outlier, a step at the last point), where it must say "no knee".
 The oracle, natively: with one access per 4 KB on both, the 4 KB-page
 curve (devzero) shows a knee, and on 2 MB pages (maphugetlb) the bytes
 the first TLB level covers are at least 8x as many (a 2 MB entry covers
-512 x 4 KB).  A loaded host may hide the knee: three tries, then a skip
-that says so.  A distorted instrument (a stride of 128 B, so the page
+512 x 4 KB), and the TLB model's L1 entries lie at the 4 KB curve's
+first knee.  A distorted instrument (a stride of 128 B, so the page
 chain and the line chain share their pages) must make the knee check
-fail.
+fail.  These are wall times: a busy machine or a noisy curve may hide a
+knee, so they judge by tests/bench/quiet.py's policy (a failing try
+counts only when the machine was quiet and, for the model's knee, the
+curve clean; else more tries, then a skip that says why).
 """
 import json
 import os
@@ -22,13 +25,14 @@ import unittest
 
 from benchbin import BenchRun
 from common import ROOT, benchtool, pools_with_free_or_skip
+import quiet
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import tlbknees  # noqa: E402
 
 # N = 32..8192 4 KB units at four sizes per octave (128 KB..32 MB)
 SIZES = ",".join(str(4096 * round(2 ** (k / 4))) for k in range(20, 53))
-TRIES = 3
+TRIES = 5          # a curve takes under a second
 
 
 def ns(k, n=60):
@@ -108,13 +112,71 @@ class TestKnees(unittest.TestCase):
                          [(4, 1.0)])
 
 
+def first(r):
+    """A reach()'s first knee in words."""
+    if not r["knees"]:
+        return "no knee up to %d pages" % r["max_n"]
+    k = r["knees"][0]
+    return "knee between %d and %d pages (+%.2f ns)" % (k.entries, k.next_n,
+                                                        k.rise)
+
+
 def covered(rows, backing):
     r = tlbknees.reach(rows, backing, 4096)
     return r, tlbknees.covered_bytes(r)
 
 
+def l1_knee_judgement(points, entries):
+    """(ok, detail, clean) for quiet.judge(): whether the first knee of the
+    4 KB curve [(n, excess ns)] lies at a model's L1 entries (between the
+    last flat point and the first raised one, a quarter either side for
+    the sweep's 2^(1/4) steps).  clean: the curve's own noise up to twice
+    the model's entries (where the L1 knee is looked for: the L2's region
+    beyond wanders on a quiet host too) left the knee finder at its most
+    sensitive (3 sigma under MIN_RISE_NS), so a missing or misplaced knee
+    is the curve's, not the noise's."""
+    knees = tlbknees.find_knees(points)
+    sigma = tlbknees.noise([y for n, y in tlbknees.curve(points)
+                            if n <= 2 * entries])
+    clean = tlbknees.K_SIGMA * sigma < tlbknees.MIN_RISE_NS
+    if not knees:
+        return False, "no knee (noise %.3f ns)" % sigma, clean
+    k = knees[0]
+    return (0.8 * k.entries <= entries <= 1.25 * k.next_n,
+            "first knee between %d and %d pages (+%.2f ns), model L1 %d "
+            "entries (noise %.3f ns)" % (k.entries, k.next_n, k.rise,
+                                         entries, sigma), clean)
+
+
+class TestL1Judgement(unittest.TestCase):
+    """The oracle's verdict on synthetic curves: it agrees where the model
+    is right, disagrees on a clean curve where it is wrong, and never
+    calls a noisy curve's missing knee a disagreement."""
+
+    def test_right_model_agrees(self):
+        ok, _, clean = l1_knee_judgement(steps([(64, 1.6), (1536, 8)]), 64)
+        self.assertTrue(ok and clean)
+
+    def test_wrong_model_on_a_clean_curve_disagrees(self):
+        for pts, entries in ((steps([(96, 1.6), (2048, 8)]), 64),
+                             (steps([(64, 1.6), (1536, 8)]), 96),
+                             (steps([(2048, 8)]), 64)):
+            ok, detail, clean = l1_knee_judgement(pts, entries)
+            self.assertFalse(ok, detail)
+            self.assertTrue(clean, detail)
+
+    def test_noise_is_never_a_clean_disagreement(self):
+        # the failure CI saw: a +1.6 ns L1 knee under a loaded host's noise
+        for seed in range(20):
+            pts = steps([(96, 1.6), (3444, 8)], noise=0.4, seed=seed)
+            ok, detail, clean = l1_knee_judgement(pts, 96)
+            self.assertTrue(ok or not clean, detail)
+
+
 class TestOracle(unittest.TestCase):
-    """Natively: 4 KB pages show a knee; 2 MB pages cover >= 8x the bytes."""
+    """Natively: 4 KB pages show a knee; 2 MB pages cover >= 8x the bytes.
+    Wall time, so each judges by tests/bench/quiet.py's policy: a try
+    that fails counts only on a quiet machine and a clean curve."""
 
     @classmethod
     def setUpClass(cls):
@@ -133,21 +195,22 @@ class TestOracle(unittest.TestCase):
         return r.rows
 
     def test_4k_knee_and_2m_covers_8x(self):
-        for _ in range(TRIES):
+        def measure():
             rows = self.run_curve("devzero,maphugetlb", 4096)
             small, (b4, exact4) = covered(rows, "devzero")
-            if exact4:
-                break
-        else:
-            self.skipTest("no knee on 4 KB pages in %d tries: host too "
-                          "noisy (rerun: python3 tests/bench/test_tlbreach.py"
-                          " TestOracle on a quieter host)" % TRIES)
-        big, (b2, exact2) = covered(rows, "maphugetlb")
+            big, (b2, _) = covered(rows, "maphugetlb")
+            self.last = small, big
+            return (exact4 and b2 >= 8 * b4,
+                    "4 KB pages: %s; 2 MB pages: %s" % (first(small),
+                                                       first(big)))
+        judged = quiet.judge(measure, TRIES)
+        small, big = self.last
         # In a VM a guest 2 MB page is one TLB entry only where the host
         # backs it with a 2 MB page too, which the guest cannot see or
         # choose (host THP may back some of it and not the rest: here it
         # was 91, 256 and 364 4 KB units in three runs).
-        if b2 < 8 * b4 and big["knees"] and hypervisor():
+        if judged[0] == "fail" and small["knees"] and big["knees"] and \
+                hypervisor():
             self.skipTest(
                 "this host is a VM and its 2 MB pages cover %d 4 KB units of "
                 "TLB reach against %d for 4 KB pages: the hypervisor backs "
@@ -155,37 +218,35 @@ class TestOracle(unittest.TestCase):
                 "invariant cannot hold here; it is checked on bare metal or "
                 "a VM on host huge pages"
                 % (big["knees"][0].entries, small["knees"][0].entries))
-        self.assertGreaterEqual(b2, 8 * b4, (small, big))
+        quiet.verdict(self, judged, "4 KB pages show a knee and 2 MB pages "
+                      "cover at least 8x the bytes")
 
     def test_the_models_l1_agrees_with_the_4k_knee(self):
         # The model's oracle: the L1 DTLB entries of the geometry --model
-        # auto picks for this CPU lie at the 4 KB curve's first knee, between
-        # the last flat point and the first raised one (a quarter either
-        # side for the sweep's 2^(1/4) steps).
+        # auto picks for this CPU lie at the 4 KB curve's first knee.
         geo = json.loads(benchtool("tlbgeometry", "--model", "auto").stdout)
         if not geo.get("levels"):
-            self.skipTest("the TLB model has no geometry for this CPU: %s" % geo.get("why"))
+            self.skipTest("the TLB model has no geometry for this CPU: %s"
+                          % geo.get("why"))
         entries = geo["levels"]["l1"]["4K"]["entries"]
-        for _ in range(TRIES):
-            r = tlbknees.reach(self.run_curve("devzero", 4096), "devzero", 4096)
-            if r["knees"]:
-                break
-        else:
-            self.skipTest("no knee on 4 KB pages in %d tries: host too noisy" % TRIES)
-        knee = r["knees"][0]
-        self.assertTrue(0.8 * knee.entries <= entries <= 1.25 * knee.next_n,
-                        "model %s: %d L1 entries, timing knee between %d and %d pages"
-                        % (geo["model"], entries, knee.entries, knee.next_n))
+        quiet.verdict(self, quiet.judge(lambda: l1_knee_judgement(
+            tlbknees.rows_curve(self.run_curve("devzero", 4096), "devzero",
+                                4096), entries), TRIES),
+            "the %s model's %d L1 entries lie at the 4 KB curve's first knee"
+            % (geo["model"], entries))
 
     def test_distorted_stride_has_no_knee(self):
         # 128 B: the page chain takes one line of each 128 B, the line
         # chain the other, so both walk the same pages: no TLB difference.
         # Spans of 32..256 pages, where 4 KB strides find the L1 knee.
-        rows = self.run_curve("devzero", 128)
-        self.assertGreater(len(rows), 10)
-        r, (_, exact) = covered([dict(x, stride_bytes="4096") for x in rows],
-                                "devzero")
-        self.assertFalse(exact, r)
+        def measure():
+            rows = self.run_curve("devzero", 128)
+            self.assertGreater(len(rows), 10)
+            r, (_, exact) = covered([dict(x, stride_bytes="4096")
+                                     for x in rows], "devzero")
+            return not exact, "knees %s" % (r["knees"] or "none")
+        quiet.verdict(self, quiet.judge(measure, TRIES),
+                      "a 128 B stride (no TLB difference) shows no knee")
 
 
 def hypervisor():
