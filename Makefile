@@ -67,6 +67,7 @@ help:
 	@echo "make test         host unit tests + kselftests in the guest (DEBUG=1: debug kernel)"
 	@echo "make test-host    the host unit tests alone (ONLY=test_run_qemu,...; also test-bench, test-plots, test-compare)"
 	@echo "make test-reliability [ONLY=stress,...]   one guest suite of make test alone (also test-bench-guest, test-lava-run)"
+	@echo "make test-timing  the bench tests that judge wall time, alone (on a quiet machine)"
 	@echo "make test-fresh   make deps and the kernel-free suites in a new Debian 12 root (REV=...)"
 	@echo "make test-kernel-build   incremental kernel builds equal scratch ones (slow; DEBUG=1)"
 	@echo "make mutants-suite       can the host tests see a wrong number? (MUTANTS=3,5-9|word; minutes)"
