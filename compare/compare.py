@@ -25,10 +25,14 @@ or image:<path to a built bzImage> (its folder must hold selftests/, as
 kernel/build.sh leaves it) to reuse a kernel without building.
 
 Exit status: 0 nothing regressed; 1 a point regressed beyond the
-threshold; 2 something could not be built or measured (the kselftest
-boot included); 3 the runs' metadata differ in a way that matters
-(accel, timing_source, host_cpu, profile, icount, mode) and
---allow-mismatch was not given.  Semantic differences are reported, not
+threshold; 2 something could not be built, measured or read (the
+kselftest boot included; a missing run folder, a damaged meta.json or
+CSV, a gated point measured on one side only: the file and line named);
+3 the runs' metadata differ in a way that matters (accel, timing_source,
+host_cpu, profile, icount, mode) and --allow-mismatch was not given;
+4 cannot tell: no point regressed, but timed points were judged with
+too few runs a side for any difference to be significant (the message
+names how many the test needs).  Semantic differences are reported, not
 judged: a revision may differ on purpose.
 
 Benchmarks, the key a point is matched on and the metric compared come
@@ -43,6 +47,7 @@ import argparse
 import csv
 import datetime
 import glob
+import io
 import json
 import math
 import os
@@ -67,7 +72,13 @@ MUST_MATCH = ("mode", "accel", "timing_source", "icount", "profile")
 HOST_FIELDS = ("host_cpu",)
 WARN_FIELDS = ("qemu_version",)
 
-EXIT_OK, EXIT_REGRESSION, EXIT_ERROR, EXIT_MISMATCH = 0, 1, 2, 3
+EXIT_OK, EXIT_REGRESSION, EXIT_ERROR, EXIT_MISMATCH, EXIT_CANNOT_TELL = \
+    0, 1, 2, 3, 4
+
+
+class BadData(Exception):
+    """A run folder that cannot be read as one: the message names the file
+    (and line) and what is wrong with it."""
 
 
 # ---------------------------------------------------------------- statistics
@@ -187,6 +198,21 @@ def mann_whitney(a, b):
     return u1, min(1.0, p), "normal"
 
 
+def min_p(n1, n2):
+    """The smallest two-sided p the Mann-Whitney U test can give for n1 and
+    n2 repetitions: both samples wholly apart, 2 of C(n1 + n2, n1) orders
+    (ties only raise it)."""
+    return min(1.0, 2.0 / math.comb(n1 + n2, n1))
+
+
+def runs_needed(alpha):
+    """The fewest runs a side at which min_p falls below alpha."""
+    n = 1
+    while min_p(n, n) >= alpha:
+        n += 1
+    return n
+
+
 def verdict(a, b, threshold, lower_is_better=True, alpha=0.05,
             deterministic=False, det_tol=0.5, seed=1):
     """Judge one benchmark point.
@@ -199,7 +225,10 @@ def verdict(a, b, threshold, lower_is_better=True, alpha=0.05,
     judged exactly against the threshold, no test needed.  Otherwise (or
     when the repetitions spread more than det_tol) a regression or
     improvement also needs the Mann-Whitney p below alpha and the whole
-    bootstrap CI beyond zero in the same direction."""
+    bootstrap CI beyond zero in the same direction; where too few
+    repetitions make any p at least alpha (min_p), the verdict is "cannot
+    tell", whatever the medians say, and "needs" is the runs a side the
+    test needs (runs_needed)."""
     d = delta_pct(a, b)
     worse = d if lower_is_better else -d
     u, p, how = mann_whitney(a, b)
@@ -216,7 +245,9 @@ def verdict(a, b, threshold, lower_is_better=True, alpha=0.05,
         sig_worse = p < alpha and ci_worse
         sig_better = p < alpha and ci_better
         test = how
-    if worse > threshold and sig_worse:
+    if not exact and min_p(len(a), len(b)) >= alpha:
+        v = "cannot tell"
+    elif worse > threshold and sig_worse:
         v = "REGRESSION"
     elif worse < -threshold and sig_better:
         v = "improvement"
@@ -226,7 +257,7 @@ def verdict(a, b, threshold, lower_is_better=True, alpha=0.05,
         "median_a": median(a), "median_b": median(b), "delta_pct": d,
         "worse_pct": worse, "ci_lo": lo, "ci_hi": hi, "u": u, "p": p,
         "test": test, "spread_pct": spread, "n_a": len(a), "n_b": len(b),
-        "verdict": v,
+        "verdict": v, "needs": runs_needed(alpha),
     }
 
 
@@ -284,15 +315,63 @@ def check_meta(metas_a, metas_b):
 # -------------------------------------------------------------- run folders
 
 def load_run(d):
-    with open(os.path.join(d, "meta.json")) as f:
-        meta = json.load(f)
+    """(meta, {bench: rows}) of a run folder; BadData naming the file and
+    line where it is not one, or is damaged (a run killed mid-write leaves
+    a row cut short)."""
+    if not os.path.isdir(d):
+        raise BadData("%s: no such run folder (give folders bench/run.py "
+                      "wrote, such as results/latest)" % d)
+    path = os.path.join(d, "meta.json")
+    try:
+        with open(path) as f:
+            meta = json.load(f)
+    except OSError as e:
+        raise BadData("%s: %s: not a run folder, or its run did not finish "
+                      "writing" % (path, e.strerror)) from None
+    except json.JSONDecodeError as e:
+        raise BadData("%s:%d: not JSON (%s): the file is cut short or "
+                      "damaged; rerun, or leave this run out"
+                      % (path, e.lineno, e.msg)) from None
     rows = {}
     for bench in contract.load().bench_names():
         path = os.path.join(d, bench + ".csv")
         if os.path.exists(path):
-            with open(path, newline="") as f:
-                rows[bench] = list(csv.DictReader(f))
+            rows[bench] = read_csv(path, contract.load().bench(bench))
     return meta, rows
+
+
+def read_csv(path, spec):
+    """A benchmark's rows; BadData at the first row cut short (another
+    number of fields than the header, or the file's last line without its
+    newline) or with a metric cell that is neither a number nor empty (a
+    point not measured)."""
+    with open(path, newline="") as f:
+        text = f.read()
+    lines = list(csv.reader(io.StringIO(text)))
+    if not lines:
+        raise BadData("%s: empty: the run did not write it; rerun, or leave "
+                      "this run out" % path)
+    header, rows = lines[0], []
+    for n, fields in enumerate(lines[1:], 2):
+        if not fields:
+            continue
+        cut = n == len(lines) and not text.endswith("\n")
+        if len(fields) != len(header) or cut:
+            raise BadData("%s:%d: %s: the row is cut short (a killed run?) "
+                          "or damaged; rerun, or leave this run out" % (
+                              path, n, "no newline at its end" if cut else
+                              "%d fields where the header has %d" % (
+                                  len(fields), len(header))))
+        r = dict(zip(header, fields))
+        cell = r.get(spec["metric"], "")
+        if cell:
+            try:
+                float(cell)
+            except ValueError:
+                raise BadData("%s:%d: %s is %r, not a number" % (
+                    path, n, spec["metric"], cell)) from None
+        rows.append(r)
+    return rows
 
 
 def collect(runs):
@@ -366,8 +445,9 @@ def compare_runs(runs_a, runs_b, threshold, gate=None, alpha=0.05,
     pa, pb = collect(runs_a), collect(runs_b)
     only = sorted(set(pa) ^ set(pb))
     for k in only:
-        print("compare: WARNING: point %s measured on %s only" % (
-            point_label(k), label_a if k in pa else label_b), file=out)
+        print("compare: %s: point %s measured on %s only" % (
+            "ERROR" if gated(k, gate) else "WARNING", point_label(k),
+            label_a if k in pa else label_b), file=out)
     results = []
     for k in sorted(set(pa) & set(pb)):
         spec = contract.load().bench(k[0])
@@ -388,6 +468,23 @@ def compare_runs(runs_a, runs_b, threshold, gate=None, alpha=0.05,
             len(bad), threshold, "; ".join(r["label"] for r in bad)),
             file=out)
         return EXIT_REGRESSION, results
+    lost = [k for k in only if gated(k, gate)]
+    if lost:
+        print("compare: %d gated point(s) measured on one side only (%s): "
+              "the comparison cannot pass without them; rerun the side "
+              "that lost them" % (len(lost), "; ".join(
+                  point_label(k) for k in lost)), file=out)
+        return EXIT_ERROR, results
+    blind = [r for r in results if r["gated"] and
+             r["verdict"] == "cannot tell"]
+    if blind:
+        print("compare: cannot tell whether %d point(s) moved: with %d and "
+              "%d runs a side no difference reaches p < %g; the test needs "
+              "at least %d runs a side (make compare ROUNDS=%d, or more run "
+              "folders); ICOUNT=1 compares instruction counts exactly"
+              % (len(blind), blind[0]["n_a"], blind[0]["n_b"], alpha,
+                 blind[0]["needs"], blind[0]["needs"]), file=out)
+        return EXIT_CANNOT_TELL, results
     print("compare: no regression beyond %.1f %%" % threshold, file=out)
     return EXIT_OK, results
 
@@ -405,9 +502,11 @@ def print_table(results, threshold, deterministic, out, la, lb):
     print(hdr, file=out)
     print("-" * len(hdr), file=out)
     for r in results:
-        print("%-38s %-13s %11.4g %11.4g %+8.2f [%+7.2f, %+7.2f] %8.3g %-8s %s%s"
+        # an exact instruction-count decision has no p
+        p = "n/a" if r["test"] == "icount" else "%.3g" % r["p"]
+        print("%-38s %-13s %11.4g %11.4g %+8.2f [%+7.2f, %+7.2f] %8s %-8s %s%s"
               % (r["label"], r["metric"], r["median_a"], r["median_b"],
-                 r["delta_pct"], r["ci_lo"], r["ci_hi"], r["p"], r["test"],
+                 r["delta_pct"], r["ci_lo"], r["ci_hi"], p, r["test"],
                  r["verdict"], "" if r["gated"] else " (not gated)"),
               file=out)
     print("", file=out)
@@ -873,6 +972,9 @@ if __name__ == "__main__":
         sys.exit(main())
     except contract.ContractError as e:
         print("compare: " + str(e), file=sys.stderr)
+        sys.exit(EXIT_ERROR)
+    except BadData as e:
+        print("compare: bad data: %s" % e, file=sys.stderr)
         sys.exit(EXIT_ERROR)
     except SystemExit as e:
         if isinstance(e.code, str):

@@ -12,6 +12,7 @@ import os
 import random
 import sys
 import shutil
+import subprocess
 import tempfile
 import unittest
 from unittest import mock
@@ -129,10 +130,37 @@ class CompareTests(unittest.TestCase):
         assert r["verdict"] == "no change", r
         assert r["p"] < 0.05  # significant, but small
 
-    def test_verdict_too_few_reps_is_not_significant(self):
-        # 2 vs 2: the smallest two-sided exact p is 1/3: never significant
+    def test_verdict_too_few_reps_cannot_tell(self):
+        # 2 vs 2: the smallest two-sided exact p is 1/3: never significant,
+        # so neither "REGRESSION" nor "no change" can be claimed
         r = C.verdict([100, 101], [150, 151], threshold=5.0)
+        assert r["verdict"] == "cannot tell" and r["needs"] == 4, r
+        # 3 vs 3 at +50 %: still 0.1 at best
+        r = C.verdict([100, 101, 99], [150, 151, 149], threshold=5.0)
+        assert r["verdict"] == "cannot tell", r
+        # 4 vs 4 can tell: 2/70 < 0.05
+        r = C.verdict([100, 101, 99, 100.5], [150, 151, 149, 150.5],
+                      threshold=5.0)
+        assert r["verdict"] == "REGRESSION", r
+
+    def test_verdict_needs_the_test_as_well_as_the_ci(self):
+        # 5 vs 5: the bootstrap CI lies wholly above zero (+1.6 .. +27.9 %)
+        # but Mann-Whitney's p is 0.056: not a regression
+        a = [90.6, 95.0, 107.8, 105.4, 93.1]
+        b = [110.2, 121.5, 103.8, 114.5, 107.1]
+        r = C.verdict(a, b, threshold=5.0)
+        assert r["ci_lo"] > 0 and r["p"] > 0.05, r
         assert r["verdict"] == "no change", r
+
+    def test_min_p_and_runs_needed(self):
+        assert close(C.min_p(3, 3), 0.1) and close(C.min_p(4, 4), 2 / 70)
+        assert close(C.min_p(1, 1), 1.0)
+        assert C.runs_needed(0.05) == 4 and C.runs_needed(0.01) == 5
+        # the exact test agrees: wholly apart samples give min_p
+        for n in (3, 4, 5):
+            _, p, how = C.mann_whitney(list(range(n)),
+                                       list(range(10, 10 + n)))
+            assert how == "exact" and close(p, C.min_p(n, n)), (n, p)
 
     def test_verdict_deterministic_exact(self):
         r = C.verdict([1000.0], [1060.0], threshold=5.0, deterministic=True)
@@ -148,7 +176,7 @@ class CompareTests(unittest.TestCase):
         # and 2 vs 2 cannot be significant.
         r = C.verdict([1000, 1200], [1300, 1500], threshold=5.0,
                       deterministic=True)
-        assert r["test"] != "icount" and r["verdict"] == "no change", r
+        assert r["test"] != "icount" and r["verdict"] == "cannot tell", r
 
     def test_meta_same_is_clean(self):
         ref, warn = C.check_meta([meta(), meta()], [meta()])
@@ -593,6 +621,137 @@ class ExitStatuses(unittest.TestCase):
                              "--out", out])
             self.assertEqual(st, C.EXIT_OK)
             self.assertTrue(os.path.exists(os.path.join(out, "fault.csv")))
+
+
+def timed(**kw):
+    return meta(timing_source="tcg", qemu={"icount": False}, **kw)
+
+
+class CannotTell(unittest.TestCase):
+    """Where significance is out of reach compare says so (exit 4), and
+    never "no change"."""
+
+    def sides(self, n, factor):
+        base = {("devhugetlb", "demand"): 50.0, ("devhugetlb", "setup"): 10.0}
+        a = [(timed(), fault_rows({k: v * (1 + i / 100)
+                                   for k, v in base.items()}))
+             for i in range(n)]
+        b = [(timed(), fault_rows({k: v * factor * (1 + i / 100)
+                                   for k, v in base.items()}))
+             for i in range(n)]
+        return a, b
+
+    def test_fifty_percent_at_3_v_3_cannot_tell(self):
+        for n in (1, 3):
+            out = io.StringIO()
+            st, res = C.compare_runs(*self.sides(n, 1.5), 3.0, out=out)
+            self.assertEqual(st, C.EXIT_CANNOT_TELL, out.getvalue())
+            self.assertEqual({r["verdict"] for r in res}, {"cannot tell"})
+            self.assertIn("needs at least 4 runs a side", out.getvalue())
+            self.assertNotIn("no change", out.getvalue())
+
+    def test_enough_runs_tell(self):
+        out = io.StringIO()
+        st, _ = C.compare_runs(*self.sides(5, 1.5), 3.0, out=out)
+        self.assertEqual(st, C.EXIT_REGRESSION, out.getvalue())
+        st, _ = C.compare_runs(*self.sides(5, 1.0), 3.0, out=out)
+        self.assertEqual(st, C.EXIT_OK, out.getvalue())
+
+    def test_regression_elsewhere_outranks_cannot_tell(self):
+        # icount points decide exactly at any n; one regressed
+        out = io.StringIO()
+        a = [(meta(), fault_rows({("devhugetlb", "setup"): 10.0}))]
+        b = [(meta(), fault_rows({("devhugetlb", "setup"): 12.0}))]
+        st, res = C.compare_runs(a, b, 3.0, out=out)
+        self.assertEqual((st, res[0]["verdict"]),
+                         (C.EXIT_REGRESSION, "REGRESSION"))
+        self.assertIn(" n/a ", out.getvalue())
+
+    def test_a_gated_point_lost_on_one_side_fails_the_gate(self):
+        both = {("devhugetlb", "setup"): 10.0, ("devhugetlb", "demand"): 5.0}
+        lost = {("devhugetlb", "setup"): 10.0}
+        out = io.StringIO()
+        st, _ = C.compare_runs([(meta(), fault_rows(both))],
+                               [(meta(), fault_rows(lost))], 3.0,
+                               gate=C.CHECK_GATE, out=out)
+        self.assertEqual(st, C.EXIT_ERROR, out.getvalue())
+        self.assertIn("ERROR: point fault devhugetlb demand 4M measured on A "
+                      "only", out.getvalue())
+        # a point the gate does not count stays a warning
+        pop = dict(both)
+        pop[("devhugetlb", "populate")] = 7.0
+        st, _ = C.compare_runs([(meta(), fault_rows(pop))],
+                               [(meta(), fault_rows(both))], 3.0,
+                               gate=C.CHECK_GATE, out=out)
+        self.assertEqual(st, C.EXIT_OK, out.getvalue())
+
+
+class BadDataNamed(unittest.TestCase):
+    """A run folder that is missing, cut short or damaged: exit 2 naming
+    the file and line, no traceback, never a verdict."""
+    HEADER = "backing,mode,size_bytes,us_per_call\n"
+
+    def write_run(self, d, meta_text=None, csv_text=None):
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "meta.json"), "w") as f:
+            f.write(meta_text if meta_text is not None else
+                    json.dumps(meta()))
+        with open(os.path.join(d, "fault.csv"), "w") as f:
+            f.write(csv_text if csv_text is not None else self.HEADER +
+                    "devhugetlb,setup,4194304,10\n"
+                    "devhugetlb,demand,4194304,50\n")
+        return d
+
+    def diff(self, a, b):
+        p = subprocess.run([sys.executable, os.path.join(
+            ROOT, "compare", "compare.py"), "diff", a, b, "--out",
+            os.path.join(os.path.dirname(a), "out")],
+            capture_output=True, text=True)
+        self.assertNotIn("Traceback", p.stderr)
+        return p
+
+    def check(self, damage, where, what):
+        with tempfile.TemporaryDirectory() as t:
+            good = self.write_run(os.path.join(t, "a"))
+            bad = self.write_run(os.path.join(t, "b"), **damage)
+            p = self.diff(good, bad)
+            self.assertEqual(p.returncode, C.EXIT_ERROR, p.stdout + p.stderr)
+            self.assertIn("bad data: " + os.path.join(bad, where), p.stderr)
+            self.assertIn(what, p.stderr)
+
+    def test_a_missing_folder(self):
+        with tempfile.TemporaryDirectory() as t:
+            good = self.write_run(os.path.join(t, "a"))
+            p = self.diff(good, os.path.join(t, "nosuch"))
+            self.assertEqual(p.returncode, C.EXIT_ERROR, p.stderr)
+            self.assertIn("no such run folder", p.stderr)
+
+    def test_a_row_cut_short(self):
+        self.check({"csv_text": self.HEADER + "devhugetlb,setup,4194304,10\n"
+                    "devhugetlb,dem"}, "fault.csv:3", "cut short")
+        # cut inside the last number: the fields are all there
+        self.check({"csv_text": self.HEADER + "devhugetlb,setup,4194304,10\n"
+                    "devhugetlb,demand,4194304,5"}, "fault.csv:3",
+                   "no newline at its end")
+        self.check({"csv_text": self.HEADER + "devhugetlb,setup\n"
+                    "devhugetlb,demand,4194304,50\n"}, "fault.csv:2",
+                   "2 fields where the header has 4")
+
+    def test_a_cut_meta(self):
+        self.check({"meta_text": '{"run_id": "r",\n "mode": "gu'},
+                   "meta.json:2", "not JSON")
+
+    def test_a_non_numeric_metric(self):
+        self.check({"csv_text": self.HEADER + "devhugetlb,setup,4194304,10\n"
+                    "devhugetlb,demand,4194304,fast\n"}, "fault.csv:3",
+                   "us_per_call is 'fast', not a number")
+
+    def test_an_empty_metric_is_a_point_not_measured(self):
+        with tempfile.TemporaryDirectory() as t:
+            d = self.write_run(t, csv_text=self.HEADER +
+                               "devhugetlb,setup,4194304,\n")
+            _, rows = C.load_run(d)
+            self.assertEqual(C.collect([({}, rows)]), {})
 
 
 def main(argv):
