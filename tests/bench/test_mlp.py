@@ -309,10 +309,19 @@ class TestRows(unittest.TestCase):
 
     def test_chains_in_flight_overlap(self):
         # past the caches, 8 independent misses take far less time per
-        # access than one at a time
-        at = {int(r["chains"]): float(r["ns_per_access"])
-              for r in self.r.rows if r["wss_bytes"] == str(64 << 20)}
-        self.assertLess(at[8], 0.6 * at[1], at)
+        # access than one at a time; wall time, so judged by
+        # tests/bench/quiet.py's policy, each try a run of its own
+        def measure():
+            r = BenchRun("mlp", ["--sizes", "64M", "--reps", "3", "--hops",
+                                 "256K", "--backings", "devzero",
+                                 "--chains", "1,8", "--model", "skylake"])
+            self.assertEqual(r.returncode, 0, r.describe())
+            at = {int(x["chains"]): float(x["ns_per_access"])
+                  for x in r.rows}
+            return at[8] < 0.6 * at[1], "ns per access %s" % at
+        quiet.verdict(self, quiet.judge(measure, ORACLE_TRIES),
+                      "8 chains past the caches take under 0.6x the time "
+                      "per access of one")
 
 
 # A chase of its own: one random cycle through 256-byte elements, timed.
