@@ -194,10 +194,10 @@ def difference(ref, m, key, lower_is_better, threshold):
     a, b = samples(ref, key), samples(m, key)
     if not a or not b:
         return "not measured"
-    if len(a) < 4 or len(b) < 4:
-        return "not tested (n=%d, %d; a difference needs 4 runs a side)" % (
-            len(a), len(b))
     v = compare.verdict(a, b, threshold, lower_is_better=lower_is_better)
+    if v["verdict"] == "cannot tell":
+        return "not tested (n=%d, %d; a difference needs %d runs a side)" % (
+            len(a), len(b), v["needs"])
     if v["verdict"] == "no change":
         return "no difference shown (p=%.3g)" % v["p"]
     return "DIFFERS: %+.1f%% (CI %+.1f..%+.1f%%, p=%.3g, %s)" % (
