@@ -14,10 +14,9 @@ once; a try that does not is a verdict only if the machine was quiet
 during it and the try's own data were clean enough to show it (the test
 says, from the spread it measured), and only when FAILS_TO_JUDGE such
 tries agree (noise nobody can see, such as a neighbour of the VM, does
-not fail a run alone);
-otherwise the test tries again, and after its last try it skips, naming
-the load each try saw.  Nothing passes because of noise: a try passes
-only on the result the instrument must give.
+not fail a run alone); otherwise the test tries again, and after its
+last try it skips, naming the load each try saw.  Nothing passes because
+of noise: a try passes only on the result the instrument must give.
 """
 import os
 import time
