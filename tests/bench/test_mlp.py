@@ -209,9 +209,9 @@ def overlapped(best):
     """(ok, detail): every chain count's step within 1.5x of the best of
     up to FLAT_CHAINS chains, scaled by n / FLAT_CHAINS beyond them."""
     base = min(best[n] for n in best if n <= FLAT_CHAINS)
-    over = ["%d chains %.2f ns > %.2f" % (n, v, lim)
-            for n, v in sorted(best.items())
-            for lim in [1.5 * base * max(1, n / FLAT_CHAINS)] if v > lim]
+    limit = {n: 1.5 * base * max(1, n / FLAT_CHAINS) for n in best}
+    over = ["%d chains %.2f ns > %.2f" % (n, v, limit[n])
+            for n, v in sorted(best.items()) if v > limit[n]]
     return not over, "one chain %.2f ns, 16 chains %.2f ns%s" % (
         best[1], best[16], "; " + ", ".join(over) if over else "")
 
