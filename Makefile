@@ -70,7 +70,7 @@ help:
 	@echo "make test-timing  the bench tests that judge wall time, alone (on a quiet machine)"
 	@echo "make test-fresh   make deps and the kernel-free suites in a new Debian 12 root (REV=...)"
 	@echo "make test-kernel-build   incremental kernel builds equal scratch ones (slow; DEBUG=1)"
-	@echo "make mutants-suite       can the host tests see a wrong number? (MUTANTS=3,5-9|word; minutes)"
+	@echo "make mutants-suite       can the host tests see a wrong number? (MUTANTS=3,5-9|word MUTANTS_LIST=authors|independent; minutes)"
 	@echo "make bench        quick profile in the guest, then figures (PROFILE=full|quick|tiny)"
 	@echo "make bench-native the same benchmarks on this host's kernel"
 	@echo "make plots        render results/latest (RUN=results/<id> for another run)"
@@ -122,11 +122,13 @@ test-bench-guest: deps
 test-lava-run: deps
 	@python3 tests/lava_run_test.py --kernel $(KERNEL) --initrd $(INITRAMFS)
 
-# Small semantic changes (tests/mutants/mutants.txt), each applied to a
-# scratch copy of the tree and run against the tests of its file; prints
-# the kill rate per area.  Minutes, so not part of make test.
+# Small semantic changes (tests/mutants/: the tests' authors' list and one
+# written from the code alone), each applied to a scratch copy of the tree
+# and run against the tests of its file; prints the kill rate per area,
+# each list apart.  Minutes, so not part of make test.
 mutants-suite: bench-bins
-	@python3 tests/mutants/run.py $(if $(MUTANTS),--only $(MUTANTS))
+	@python3 tests/mutants/run.py $(if $(MUTANTS),--only $(MUTANTS)) \
+		$(foreach l,$(MUTANTS_LIST),--list $(l))
 
 # Several kernel builds (incremental ones and one from scratch).
 test-kernel-build: deps

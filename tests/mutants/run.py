@@ -2,13 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """make mutants-suite: can the host tests catch a wrong number?
 
-    python3 tests/mutants/run.py [--list FILE] [--only N,N-M|WORD]
-                                 [--no-control] [--keep]
+    python3 tests/mutants/run.py [--list authors|independent|FILE ...]
+                                 [--only N,N-M|WORD] [--no-control] [--keep]
 
-Applies each mutant of tests/mutants/mutants.txt (one small semantic
-change to one file: a flipped comparison, a dropped scale factor, a
-skipped restore) to a scratch copy of the tree under $TMPDIR, never to
-this one, rebuilds what the file's entry names, runs only the tests that
+Applies each mutant of the lists (one small semantic change to one file:
+a flipped comparison, a dropped scale factor, a skipped restore) to a
+scratch copy of the tree under $TMPDIR, never to this one, rebuilds what the file's entry names, runs only the tests that
 cover that file (failing fast) and prints one line per mutant:
 
     killed      the tests failed (or ran past the time limit)
@@ -18,7 +17,14 @@ cover that file (failing fast) and prints one line per mutant:
                 mutant needs re-anchoring after the code moved
     UNBUILT     the mutant does not compile: fix the mutant
 
-then the kill rate per area and overall: killed / (applied - equivalent).
+then the kill rate per area and overall: killed / (applied - equivalent),
+for each list apart.  Two lists, both run by default: "authors"
+(mutants.txt, written by the tests' own authors) and "independent"
+(independent.txt, written from the code by someone who had not read
+tests/); a rate measured against the bugs the tests' authors thought of
+says less than one measured against bugs nobody listed.  The independent
+list takes its [files] entries (which tests cover a file) from
+mutants.txt, adding its own for files mutants.txt does not name.
 Before the mutants, each test command runs once on the unmutated copy
 (the control); a mutant whose control fails is reported as such, not as
 killed.  MUTANTS_LOCK=FILE runs the bench tests (which raise the host's
@@ -37,7 +43,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-LIST = os.path.join(ROOT, "tests", "mutants", "mutants.txt")
+LISTS = {"authors": os.path.join(ROOT, "tests", "mutants", "mutants.txt"),
+         "independent": os.path.join(ROOT, "tests", "mutants",
+                                     "independent.txt")}
 TEST_TIMEOUT = 600
 BUILD_DIRS = ("build/bench",)
 
@@ -59,9 +67,10 @@ def unescape(s):
     return s.replace("{NL}", "\n").replace("{TAB}", "\t")
 
 
-def parse(path):
-    """({file: (area, [test module], [make target])}, [Mutant])."""
-    files, mutants, section, cur = {}, [], None, None
+def parse(path, files=None):
+    """({file: (area, [test module], [make target])}, [Mutant]); files: the
+    [files] entries to start from (the authors' list's, for another)."""
+    files, mutants, section, cur = dict(files or {}), [], None, None
     with open(path) as f:
         for no, line in enumerate(f, 1):
             line = line.rstrip("\n")
@@ -220,13 +229,14 @@ def unapply(tree, m, saved):
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
-def controls(tree, files, mutants):
-    """{command: ok} for every test command the mutants use, unmutated."""
+def controls(tree, files, mutants, done=None):
+    """{command: ok} for every test command the mutants use, unmutated;
+    done: commands already run (by another list's mutants)."""
     out = {}
     for m in mutants:
         for cmd in test_commands(files[m.path][1]):
             key = tuple(cmd)
-            if key in out:
+            if key in out or key in (done or {}):
                 continue
             t0 = time.time()
             rc, tail = sh(cmd, tree, TEST_TIMEOUT)
@@ -271,11 +281,13 @@ def run_one(tree, keep, files, m, ctl):
         restore_build(tree, keep, targets)
 
 
-def summary(files, results):
+def summary(name, files, results):
     areas = {}
     for m, verdict in results:
         areas.setdefault(files[m.path][0], []).append(verdict)
-    print("\n%-16s %7s %6s %8s %5s %5s  %s" % ("area", "mutants", "killed",
+    print("\n%s list (%s)" % (name, os.path.relpath(LISTS[name], ROOT)
+                              if name in LISTS else name))
+    print("%-16s %7s %6s %8s %5s %5s  %s" % ("area", "mutants", "killed",
                                                "survived", "equiv", "stale",
                                                "kill rate"))
     allv = []
@@ -291,23 +303,43 @@ def summary(files, results):
             vs.count("stale"), rate, k, judged))
 
 
+def load_lists(names):
+    """[(name, files, mutants)] for each list named (authors, independent or
+    a path); every list but the authors' starts from the authors' [files]."""
+    base, _ = parse(LISTS["authors"])
+    out = []
+    for name in names:
+        path = LISTS.get(name, name)
+        if not os.path.exists(path):
+            raise SystemExit("mutants: no list %s: give authors, independent "
+                             "or the path of a list" % name)
+        files, mutants = parse(path, None if path == LISTS["authors"]
+                               else base)
+        out.append((name, files, mutants))
+    return out
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--list", default=LIST)
+    ap.add_argument("--list", action="append",
+                    help="authors, independent or a list's path (again for "
+                    "more; default: authors and independent, reported apart)")
     ap.add_argument("--only", help="mutant numbers (3,5-9) or a word of "
-                    "their file or description")
+                    "their file or description, in every list run")
     ap.add_argument("--no-control", action="store_true",
                     help="skip the unmutated run of each test command")
     ap.add_argument("--keep", action="store_true",
                     help="keep the scratch copy (its path is printed)")
     args = ap.parse_args(argv)
-    files, mutants = parse(args.list)
-    chosen = select(mutants, args.only)
+    lists = [(name, files, select(mutants, args.only))
+             for name, files, mutants in
+             load_lists(args.list or ["authors", "independent"])]
     work = tempfile.mkdtemp(prefix="mutants-")
     tree, keep = os.path.join(work, "tree"), os.path.join(work, "keep")
     os.makedirs(tree)
     os.makedirs(keep)
     start = time.time()
+    ctl, results = {}, {}
     try:
         scratch_copy(tree)
         rc, tail = sh(["make", "-s", "--no-print-directory", "bench-bins"],
@@ -316,30 +348,34 @@ def main(argv):
             raise SystemExit("mutants: make bench-bins fails on the unmutated "
                              "copy:\n" + tail)
         snapshot(tree, keep)
-        print("mutants: %d of %d, scratch copy %s" % (len(chosen),
-                                                      len(mutants), tree),
-              flush=True)
-        ctl = {} if args.no_control else controls(tree, files, chosen)
-        results = []
-        for m in chosen:
-            verdict, secs, detail = run_one(tree, keep, files, m, ctl)
-            results.append((m, verdict))
-            line = "[%3d] %-10s %6.1fs %s: %s" % (m.n, verdict, secs, m.path,
-                                                 m.what)
-            if verdict == "equivalent":
-                line += "  (equivalent: %s)" % m.equivalent
-            elif detail:
-                line += "  (%s)" % detail.strip().replace("\n", " | ")[-300:]
-            print(line, flush=True)
-        summary(files, results)
+        print("mutants: %s, scratch copy %s" % (", ".join(
+            "%d of the %s list" % (len(chosen), name)
+            for name, _, chosen in lists), tree), flush=True)
+        for name, files, chosen in lists:
+            if not args.no_control:
+                ctl.update(controls(tree, files, chosen, ctl))
+            tag = name[0] if name in LISTS else "?"
+            results[name] = []
+            for m in chosen:
+                verdict, secs, detail = run_one(tree, keep, files, m, ctl)
+                results[name].append((m, verdict))
+                line = "[%s%3d] %-10s %6.1fs %s: %s" % (tag, m.n, verdict, secs,
+                                                        m.path, m.what)
+                if verdict == "equivalent":
+                    line += "  (equivalent: %s)" % m.equivalent
+                elif detail:
+                    line += "  (%s)" % detail.strip().replace("\n", " | ")[-300:]
+                print(line, flush=True)
+        for name, files, _ in lists:
+            summary(name, files, results[name])
         print("mutants: %.0f s" % (time.time() - start))
     finally:
         if args.keep:
             print("mutants: scratch copy kept in " + work)
         else:
             shutil.rmtree(work, ignore_errors=True)
-    bad = [v for _, v in results if v in ("SURVIVED", "UNBUILT",
-                                          "control-fails")]
+    bad = [v for r in results.values() for _, v in r
+           if v in ("SURVIVED", "UNBUILT", "control-fails")]
     return 1 if bad or any(not ok for ok in ctl.values()) else 0
 
 
