@@ -148,7 +148,10 @@ initramfs: kernel $(INITRAMFS_BINS)
 test: deps
 	@python3 tests/run.py --kernel $(KERNEL) --initrd $(INITRAMFS) --variant $(KERNEL_VARIANT) --make-args "DEBUG=$(DEBUG)" $(if $(filter arm64,$(ARCH)),--arch arm64) $(if $(filter 0,$(HOST_TESTS)),--no-host-tests)
 
-bench: deps kernel initramfs
+# bench-check (bench/bench.mk) refuses bad input first, in seconds; only
+# then deps, the kernel and the initramfs (initramfs needs both).
+bench: bench-check
+	@$(MAKE) --no-print-directory initramfs
 	@$(MAKE) --no-print-directory bench-guest KERNEL=$(KERNEL) INITRAMFS=$(INITRAMFS)
 	@$(MAKE) --no-print-directory plots
 

@@ -125,9 +125,25 @@ $(BENCH_ARM64_DIR)/streamk: BENCH_XFLAGS = $(call streamk_flags,$(BENCH_CFLAGS))
 
 include bench/realprog/realprog.mk
 
-.PHONY: bench-bins bench-guest bench-native test-bench test-timing
-bench-bins: $(BENCH_BINS) $(BENCH_TOOLS) $(PRELOAD_SO) $(REALPROG) \
-	$(STREAMK_NATIVE)
+.PHONY: bench-bins bench-guest bench-native test-bench test-timing \
+	bench-check bench-check-native
+
+# Bad input refused before anything big is built: bench/run.py --dry-run
+# checks the plan by the binaries' own rules (benchtool check, a C build
+# of seconds), run-qemu.sh's and this host's memory (bench/benchrun/
+# check.py).  It needs python3, a C compiler and perf's event tables
+# (from the kernel tarball): a machine that lacks one gets make deps
+# first, since nothing can be checked without them.
+bench_check_tools = command -v python3 && command -v $(firstword $(BENCH_CC)) \
+	&& { test -f $(BENCH_TOOLS) || test -f $(KERNEL_TARBALL); }
+# $(MAKE) in the recipe itself: make -n runs it too, so a dry run of
+# make bench refuses what make bench would (tests/bench/test_run_refusals).
+bench-check: CHECK_MODE := guest
+bench-check-native: CHECK_MODE := native
+bench-check bench-check-native:
+	@{ $(bench_check_tools); } >/dev/null || $(MAKE) --no-print-directory deps; \
+	python3 bench/run.py --mode $(CHECK_MODE) --profile $(PROFILE) \
+		$(if $(filter arm64,$(ARCH)),--arch arm64) --dry-run >/dev/null
 
 # KERNEL and INITRAMFS, when the top-level Makefile passes them, choose
 # what run-qemu.sh boots (its defaults otherwise); ARCH=arm64 boots the
@@ -142,7 +158,7 @@ endif
 		$(if $(KERNEL),--kernel $(KERNEL)) \
 		$(if $(INITRAMFS),--initrd $(INITRAMFS))
 
-bench-native: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE) \
+bench-native: bench-check-native $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE) \
 		$(PRELOAD_SO) $(REALPROG)
 	python3 bench/run.py --mode native --profile $(PROFILE)
 
