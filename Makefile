@@ -77,7 +77,7 @@ help:
 	@echo "make checkpatch   scripts/checkpatch.pl --strict on every patch"
 	@echo "make check-builds the series with HUGETLBFS=n, on i386, W=1 and sparse on its objects"
 	@echo "make soak         stress and interface fuzzer in the guest (SOAK_SEED=n SOAK_SECONDS=n, DEBUG=1)"
-	@echo "make compare A=<rev> B=<rev> [ICOUNT=1]   did performance move? (rev: current, rfc, slow, git rev)"
+	@echo "make compare A=<rev> B=<rev> [ICOUNT=0|1]   did performance move? (rev: current, rfc, slow, git rev; icount under TCG)"
 	@echo "make check-regression   deterministic fault/mmap cost against results/baseline"
 	@echo "make lava-job     LAVA job YAML for PROFILE and ARCH (qemu, and iPXE or u-boot hardware)"
 	@echo "make lava-fetch JOB=N [SERVER=URL]   rebuild results/<id>/ from a LAVA job's log"

@@ -134,6 +134,10 @@ include bench/realprog/realprog.mk
 # check.py).  It needs python3, a C compiler and perf's event tables
 # (from the kernel tarball): a machine that lacks one gets make deps
 # first, since nothing can be checked without them.
+# The options make passes bench/run.py, the same for the check and the
+# run: a make variable that becomes an option (MODEL=, issue 29) is added
+# on this one line, and bench-check refuses a bad value of it too.
+BENCH_RUN_ARGS = --profile $(PROFILE) $(if $(filter arm64,$(ARCH)),--arch arm64)
 bench_check_tools = command -v python3 && command -v $(firstword $(BENCH_CC)) \
 	&& { test -f $(BENCH_TOOLS) || test -f $(KERNEL_TARBALL); }
 # $(MAKE) in the recipe itself: make -n runs it too, so a dry run of
@@ -142,8 +146,7 @@ bench-check: CHECK_MODE := guest
 bench-check-native: CHECK_MODE := native
 bench-check bench-check-native:
 	@{ $(bench_check_tools); } >/dev/null || $(MAKE) --no-print-directory deps; \
-	python3 bench/run.py --mode $(CHECK_MODE) --profile $(PROFILE) \
-		$(if $(filter arm64,$(ARCH)),--arch arm64) --dry-run >/dev/null
+	python3 bench/run.py --mode $(CHECK_MODE) $(BENCH_RUN_ARGS) --dry-run >/dev/null
 
 # KERNEL and INITRAMFS, when the top-level Makefile passes them, choose
 # what run-qemu.sh boots (its defaults otherwise); ARCH=arm64 boots the
@@ -153,14 +156,13 @@ bench-guest: $(BENCH_ARM64_BINS)
 else
 bench-guest: $(BENCH_BINS) $(PRELOAD_SO) $(REALPROG)
 endif
-	python3 bench/run.py --mode guest --profile $(PROFILE) \
-		$(if $(filter arm64,$(ARCH)),--arch arm64) \
+	python3 bench/run.py --mode guest $(BENCH_RUN_ARGS) \
 		$(if $(KERNEL),--kernel $(KERNEL)) \
 		$(if $(INITRAMFS),--initrd $(INITRAMFS))
 
 bench-native: bench-check-native $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE) \
 		$(PRELOAD_SO) $(REALPROG)
-	python3 bench/run.py --mode native --profile $(PROFILE)
+	python3 bench/run.py --mode native $(BENCH_RUN_ARGS)
 
 test-bench: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE) \
 		$(PRELOAD_SO) $(REALPROG)

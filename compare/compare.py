@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """compare.py - did performance move between two revisions of the series?
 
-    compare.py run A B [--icount] [--rounds N] [--threshold PCT] ...
-        Build both kernels (cached by kernel/build.sh), run the same
+    compare.py run A B [--icount|--timed] [--rounds N] [--check] ...
+        Resolve both revisions and check the matrix (bench/run.py
+        --dry-run) before anything is built (--check: only that); under
+        TCG compare instruction counts unless --timed asks for TCG time
+        (labelled).  Build both kernels (cached by kernel/build.sh), run the same
         benchmark matrix on both, interleaved A B A B ..., print one table
         row per benchmark point (medians, delta %, 95 % bootstrap CI,
         Mann-Whitney U p-value, verdict) and draw overlay figures; then
