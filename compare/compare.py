@@ -1025,13 +1025,16 @@ def main(argv=None):
     def common(p, threshold):
         p.add_argument("--threshold", type=float, default=threshold,
                        help="percent (default %(default)s)")
-        p.add_argument("--alpha", type=float, default=0.05)
+        p.add_argument("--alpha", type=float, default=0.05,
+                       help="significance level of the tests (default "
+                       "%(default)s)")
         p.add_argument("--allow-mismatch", action="store_true",
                        help="compare despite differing metadata (loudly)")
 
     p = sub.add_parser("run", help="build, run interleaved, compare")
-    p.add_argument("a")
-    p.add_argument("b")
+    p.add_argument("a", help="revision A: current, slow, rfc, a git "
+                   "revision or image:<bzImage>")
+    p.add_argument("b", help="revision B, as A")
     p.add_argument("--rounds", type=int,
                    help="boots a side (default 2 with icount, else 5)")
     p.add_argument("--icount", action="store_true",
@@ -1044,12 +1047,15 @@ def main(argv=None):
                    "build nothing (make compare does this first)")
     # by default the matrix of the CI gate
     for opt in ("profile", "benches", "backings"):
-        p.add_argument("--" + opt, default=CHECK_ARGS[opt])
+        p.add_argument("--" + opt, default=CHECK_ARGS[opt],
+                       help="bench/run.py's --%s (default %%(default)s)"
+                       % opt)
     common(p, 5.0)
     p = sub.add_parser("diff", help="compare existing run folders")
     p.add_argument("a", help="run folder(s) of A, comma separated")
     p.add_argument("b", help="run folder(s) of B, comma separated")
-    p.add_argument("--out")
+    p.add_argument("--out", help="the report's folder (default "
+                   "results/compare-diff-<stamp>)")
     p.add_argument("--label-a", help="name of A in the table and figures")
     p.add_argument("--label-b", help="name of B in the table and figures")
     common(p, 5.0)
