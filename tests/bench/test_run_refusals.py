@@ -33,6 +33,9 @@ BAD = [
     (["--sizes", "16K,,1M"], ["empty item", "16K,1M"]),
     (["--sizes", "64G"], ["GB", "more than this host", "smaller --sizes"]),
     (["--model", "nosuch"], ["'nosuch'", "preset"]),
+    # the chase alone: mlp, which takes --model too, cannot refuse for it
+    (["--benches", "chase", "--model", "nosuch"], ["chase: --model",
+                                                   "'nosuch'", "preset"]),
     (["--qemu-arg=--bogus"], ["--bogus", "run-qemu.sh: try --help"]),
     (["--benches", "chase,chase"], ["chase listed twice", "name each once"]),
     (["--backings", "thp,thp"], ["thp listed twice", "name each once"]),
@@ -92,7 +95,7 @@ class Refused(unittest.TestCase):
     def test_native_too(self):
         """The same checks in native mode: no pool raised, no binary run
         (--bindir names none, so a run would fail differently)."""
-        for args, words in BAD[:5] + BAD[6:7]:
+        for args, words in BAD[:5] + BAD[6:8]:
             with self.subTest(args=args):
                 self.assertRefused(self.run_py(args, "native"), words,
                                    " ".join(args))
