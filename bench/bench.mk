@@ -148,6 +148,9 @@ bench-check bench-check-native:
 	@{ $(bench_check_tools); } >/dev/null || $(MAKE) --no-print-directory deps; \
 	python3 bench/run.py --mode $(CHECK_MODE) $(BENCH_RUN_ARGS) --dry-run >/dev/null
 
+bench-bins: $(BENCH_BINS) $(BENCH_TOOLS) $(PRELOAD_SO) $(REALPROG) \
+	$(STREAMK_NATIVE)
+
 # KERNEL and INITRAMFS, when the top-level Makefile passes them, choose
 # what run-qemu.sh boots (its defaults otherwise); ARCH=arm64 boots the
 # arm64 guest, whose initramfs holds $(BENCH_ARM64_BINS).
