@@ -77,7 +77,7 @@ help:
 	@echo "make checkpatch   scripts/checkpatch.pl --strict on every patch"
 	@echo "make check-builds the series with HUGETLBFS=n, on i386, W=1 and sparse on its objects"
 	@echo "make soak         stress and interface fuzzer in the guest (SOAK_SEED=n SOAK_SECONDS=n, DEBUG=1)"
-	@echo "make compare A=<rev> B=<rev> [ICOUNT=1]   did performance move? (rev: current, rfc, slow, git rev)"
+	@echo "make compare A=<rev> B=<rev> [ICOUNT=0|1]   did performance move? (rev: current, rfc, slow, git rev; icount under TCG)"
 	@echo "make check-regression   deterministic fault/mmap cost against results/baseline"
 	@echo "make lava-job     LAVA job YAML for PROFILE and ARCH (qemu, and iPXE or u-boot hardware)"
 	@echo "make lava-fetch JOB=N [SERVER=URL]   rebuild results/<id>/ from a LAVA job's log"
@@ -150,7 +150,10 @@ initramfs: kernel $(INITRAMFS_BINS)
 test: deps
 	@python3 tests/run.py --kernel $(KERNEL) --initrd $(INITRAMFS) --variant $(KERNEL_VARIANT) --make-args "DEBUG=$(DEBUG)" $(if $(filter arm64,$(ARCH)),--arch arm64) $(if $(filter 0,$(HOST_TESTS)),--no-host-tests)
 
-bench: deps kernel initramfs
+# bench-check (bench/bench.mk) refuses bad input first, in seconds; only
+# then deps, the kernel and the initramfs (initramfs needs both).
+bench: bench-check
+	@$(MAKE) --no-print-directory initramfs
 	@$(MAKE) --no-print-directory bench-guest KERNEL=$(KERNEL) INITRAMFS=$(INITRAMFS)
 	@$(MAKE) --no-print-directory plots
 

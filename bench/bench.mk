@@ -125,7 +125,29 @@ $(BENCH_ARM64_DIR)/streamk: BENCH_XFLAGS = $(call streamk_flags,$(BENCH_CFLAGS))
 
 include bench/realprog/realprog.mk
 
-.PHONY: bench-bins bench-guest bench-native test-bench test-timing
+.PHONY: bench-bins bench-guest bench-native test-bench test-timing \
+	bench-check bench-check-native
+
+# Bad input refused before anything big is built: bench/run.py --dry-run
+# checks the plan by the binaries' own rules (benchtool check, a C build
+# of seconds), run-qemu.sh's and this host's memory (bench/benchrun/
+# check.py).  It needs python3, a C compiler and perf's event tables
+# (from the kernel tarball): a machine that lacks one gets make deps
+# first, since nothing can be checked without them.
+# The options make passes bench/run.py, the same for the check and the
+# run: a make variable that becomes an option (MODEL=, issue 29) is added
+# on this one line, and bench-check refuses a bad value of it too.
+BENCH_RUN_ARGS = --profile $(PROFILE) $(if $(filter arm64,$(ARCH)),--arch arm64)
+bench_check_tools = command -v python3 && command -v $(firstword $(BENCH_CC)) \
+	&& { test -f $(BENCH_TOOLS) || test -f $(KERNEL_TARBALL); }
+# $(MAKE) in the recipe itself: make -n runs it too, so a dry run of
+# make bench refuses what make bench would (tests/bench/test_run_refusals).
+bench-check: CHECK_MODE := guest
+bench-check-native: CHECK_MODE := native
+bench-check bench-check-native:
+	@{ $(bench_check_tools); } >/dev/null || $(MAKE) --no-print-directory deps; \
+	python3 bench/run.py --mode $(CHECK_MODE) $(BENCH_RUN_ARGS) --dry-run >/dev/null
+
 bench-bins: $(BENCH_BINS) $(BENCH_TOOLS) $(PRELOAD_SO) $(REALPROG) \
 	$(STREAMK_NATIVE)
 
@@ -137,14 +159,13 @@ bench-guest: $(BENCH_ARM64_BINS)
 else
 bench-guest: $(BENCH_BINS) $(PRELOAD_SO) $(REALPROG)
 endif
-	python3 bench/run.py --mode guest --profile $(PROFILE) \
-		$(if $(filter arm64,$(ARCH)),--arch arm64) \
+	python3 bench/run.py --mode guest $(BENCH_RUN_ARGS) \
 		$(if $(KERNEL),--kernel $(KERNEL)) \
 		$(if $(INITRAMFS),--initrd $(INITRAMFS))
 
-bench-native: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE) \
+bench-native: bench-check-native $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE) \
 		$(PRELOAD_SO) $(REALPROG)
-	python3 bench/run.py --mode native --profile $(PROFILE)
+	python3 bench/run.py --mode native $(BENCH_RUN_ARGS)
 
 test-bench: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE) \
 		$(PRELOAD_SO) $(REALPROG)

@@ -29,6 +29,10 @@
  *                               model uses here (auto: as the chase picks
  *                               it) beside what CPUID reports, as JSON
  *                               (tlbcpuid.h); --dump: the raw leaves
+ *   benchtool check BENCH [OPTION...]   BENCH's options by its binary's
+ *                               own rules (exit 64 naming the bad one),
+ *                               then its working sets in bytes, one a line
+ *   benchtool sizes LIST        a --sizes list by the same rules, in bytes
  *   benchtool tlbwalks PRESET WSS_BYTES PAGE_KB [HOP_BYTES]
  *                               the TLB model's walks and L1 misses per 1000
  *                               accesses of the chase's cycle (no memory)
@@ -85,6 +89,8 @@ static void print_bench(const struct bench *b, const struct bench_col *cols,
 			int k)
 {
 	char esc[300], header[2048];
+	const char *sep;
+	int i;
 
 	json_str(esc, sizeof(esc), b->desc);
 	bench_header(cols, k, header, sizeof(header));
@@ -97,7 +103,14 @@ static void print_bench(const struct bench *b, const struct bench_col *cols,
 	printf(", \"metric\": \"%s\", \"lower_is_better\": %s, \"options\": ",
 	       b->metric, b->lower_is_better ? "true" : "false");
 	print_opts(b->opts);
-	printf(", \"arrays\": %d}", b->arrays ? b->arrays : 1);
+	printf(", \"arrays\": %d, \"text\": [", b->arrays ? b->arrays : 1);
+	/* the %s columns: every other one holds numbers (plots/table.py) */
+	for (i = 0, sep = ""; i < k; i++)
+		if (bench_col_kind(cols[i].fmt) == 's') {
+			printf("%s\"%s\"", sep, cols[i].name);
+			sep = ", ";
+		}
+	printf("]}");
 }
 
 /* the tables of runner.h and backing.h, in the schema bench/contract.py reads */
@@ -551,6 +564,26 @@ static int cmd_tlbgeometry(int argc, char **argv)
 	return 0;
 }
 
+/* argv[2] is the benchmark, and stands for its binary's argv[0] */
+static int cmd_check(int argc, char **argv)
+{
+	int i;
+
+	if (argc < 3)
+		return -1;
+	for (i = 0; i < bench_count(); i++)
+		if (!strcmp(bench_at(i)->name, argv[2]))
+			return runner_check(bench_at(i), argc - 2, argv + 2);
+	fprintf(stderr, "benchtool: no benchmark '%s' (benchtool contract "
+		"lists them)\n", argv[2]);
+	return 64;
+}
+
+static int cmd_sizes(int argc, char **argv)
+{
+	return argc == 3 ? runner_sizes(argv[2]) : -1;
+}
+
 static const struct {
 	const char *name, *usage;
 	int (*fn)(int argc, char **argv);
@@ -572,6 +605,8 @@ static const struct {
 	{ "llc", "llc [--sysfs ROOT] [--cpu N] [--no-cpuid]", cmd_llc },
 	{ "tlbwalks", "tlbwalks PRESET WSS_BYTES PAGE_KB [HOP_BYTES]",
 	  cmd_tlbwalks },
+	{ "check", "check BENCH [OPTION...]", cmd_check },
+	{ "sizes", "sizes LIST", cmd_sizes },
 	{ "tlbgeometry", "tlbgeometry [--model auto|cpuid|PRESET|SPEC] "
 	  "[--dump]", cmd_tlbgeometry },
 };

@@ -36,6 +36,7 @@ import sys
 # bench/: contract.py, hostlock.py and the benchrun package
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import contract  # noqa: E402
+from benchrun.check import BadInput  # noqa: E402
 from benchrun.cli import main  # noqa: E402
 
 if __name__ == "__main__":
@@ -43,4 +44,7 @@ if __name__ == "__main__":
         sys.exit(main())
     except contract.ContractError as e:
         print("bench: " + str(e), file=sys.stderr)
+        sys.exit(2)
+    except BadInput as e:
+        print("bench/run.py: error: " + str(e), file=sys.stderr)
         sys.exit(2)

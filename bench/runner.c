@@ -508,11 +508,14 @@ static void die_usage(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", cur->name);
+	/* no benchmark: benchtool sizes, for bench/run.py's own --sizes */
+	fprintf(stderr, "%s: ", cur ? cur->name : "benchtool");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n(%s --help lists the options)\n", cur->name);
+	if (cur)
+		fprintf(stderr, "\n(%s --help lists the options)", cur->name);
+	fprintf(stderr, "\n");
 	exit(64);
 }
 
@@ -564,15 +567,28 @@ static void make_sweep(struct run_opts *o, size_t lo, size_t hi)
 		}
 }
 
+/*
+ * A comma list of sizes; an empty item (",," or a comma at either end) is
+ * refused rather than skipped: it is a typo, and a list that says less
+ * than was typed would measure less than was meant.
+ */
 static void parse_sizes(struct run_opts *o, const char *list)
 {
-	char *copy = strdup(list), *t, *save = NULL;
+	char *copy = strdup(list), *rest = copy, *t;
 	unsigned long long v;
 
-	for (t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (parse_size(t, &v) || !v)
-			die_usage("--sizes: '%s' is not a size (e.g. 64K, 6M, 1G)",
-				  t);
+	while ((t = strsep(&rest, ","))) {
+		if (!*t)
+			die_usage("--sizes: '%s' has an empty item (two commas "
+				  "in a row, or one at either end): list sizes "
+				  "as 16K,1M", list);
+		if (parse_size(t, &v))
+			die_usage("--sizes: '%s' is not a size: give a positive "
+				  "number of bytes, optionally with a K, M or G "
+				  "suffix (e.g. 64K, 6M, 1G)", t);
+		if (!v)
+			die_usage("--sizes: '%s' is no working set: give a "
+				  "size above 0 (e.g. 4K)", t);
 		add_size(o, v);
 	}
 	free(copy);
@@ -1235,6 +1251,35 @@ static int aslr_off(char **argv)
 		execv("/proc/self/exe", argv);	/* falls through on error */
 	pers = personality(0xffffffff);
 	return pers != -1 && (pers & ADDR_NO_RANDOMIZE);
+}
+
+/*
+ * benchtool check BENCH ARGS: b's options parsed as its binary parses them
+ * (the same rules, messages and exit status 64), then the working sets
+ * they select, in bytes, one a line.  Nothing is mapped, pinned or run:
+ * bench/run.py checks a plan with it before anything is built or booted.
+ */
+int runner_check(const struct bench *b, int argc, char **argv)
+{
+	int i;
+
+	cur = b;
+	parse_opts(argc, argv);
+	for (i = 0; i < opts.nsizes; i++)
+		printf("%zu\n", opts.sizes[i]);
+	return 0;
+}
+
+/* benchtool sizes LIST: a --sizes list by the runner's rules, as above */
+int runner_sizes(const char *list)
+{
+	int i;
+
+	parse_sizes(&opts, list);
+	qsort(opts.sizes, opts.nsizes, sizeof(opts.sizes[0]), cmp_size);
+	for (i = 0; i < opts.nsizes; i++)
+		printf("%zu\n", opts.sizes[i]);
+	return 0;
 }
 
 int runner_main(int argc, char **argv)

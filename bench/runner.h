@@ -192,6 +192,9 @@ void **chase_blocks(void **p, uint64_t blocks);
 
 /* main() of build/bench/<name> */
 int runner_main(int argc, char **argv);
+/* bench/run.py's checks through benchtool (runner.c): exit 64 on bad input */
+int runner_check(const struct bench *b, int argc, char **argv);
+int runner_sizes(const char *list);
 
 /* time */
 double now_ns(void);

@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """compare.py - did performance move between two revisions of the series?
 
-    compare.py run A B [--icount] [--rounds N] [--threshold PCT] ...
-        Build both kernels (cached by kernel/build.sh), run the same
+    compare.py run A B [--icount|--timed] [--rounds N] [--check] ...
+        Resolve both revisions and check the matrix (bench/run.py
+        --dry-run) before anything is built (--check: only that); under
+        TCG compare instruction counts unless --timed asks for TCG time
+        (labelled).  Build both kernels (cached by kernel/build.sh), run the same
         benchmark matrix on both, interleaved A B A B ..., print one table
         row per benchmark point (medians, delta %, 95 % bootstrap CI,
         Mann-Whitney U p-value, verdict) and draw overlay figures; then
@@ -528,8 +531,47 @@ def safe(name):
     return re.sub(r"[^A-Za-z0-9._-]", "_", name)
 
 
+def delta_revisions():
+    """The revisions kept as a delta: kernel/<rev>/series (rfc)."""
+    return sorted(os.path.basename(os.path.dirname(f)) for f in glob.glob(
+        os.path.join(ROOT, "kernel", "*", "series")))
+
+
+def resolve(rev):
+    """What rev names, checked before anything is built: ("image", path),
+    ("series", rev) for current, slow and kernel/<rev>/series, or
+    ("git", commit) for a git revision whose tree has kernel/patches.
+    SystemExit naming rev and the forms a revision takes otherwise."""
+    forms = ("a revision is current, slow, %s (kernel/<rev>/series), a git "
+             "revision of this repository (commit, branch or tag) or "
+             "image:<path of a built bzImage>"
+             % ", ".join(delta_revisions()))
+    if rev.startswith("image:"):
+        image = os.path.realpath(os.path.join(ROOT, rev[len("image:"):]))
+        if not os.path.isfile(image):
+            raise SystemExit("compare: %s: no kernel image at %s (%s)" % (
+                rev, image, forms))
+        return "image", image
+    if rev in ("current", "slow") or rev in delta_revisions():
+        return "series", rev
+    c = subprocess.run(["git", "-C", ROOT, "rev-parse", "--verify",
+                        "--quiet", rev + "^{commit}"],
+                       capture_output=True, text=True)
+    if c.returncode:
+        raise SystemExit("compare: %r is no revision: %s" % (rev, forms))
+    commit = c.stdout.strip()
+    t = subprocess.run(["git", "-C", ROOT, "ls-tree", "-d", commit,
+                        "kernel/patches"], capture_output=True, text=True)
+    if not t.stdout.strip():
+        raise SystemExit("compare: %s (%s) has no kernel/patches: pick a "
+                         "commit of this repository that has the series"
+                         % (rev, commit[:12]))
+    return "git", commit
+
+
 def series_dir(rev, work):
-    """A folder with the *.patch files of revision rev."""
+    """A folder with the *.patch files of revision rev (resolve() has
+    checked it)."""
     d = os.path.join(work, "series", safe(rev))
     if os.path.isdir(d):
         shutil.rmtree(d)
@@ -551,13 +593,7 @@ def series_dir(rev, work):
             shutil.copy(os.path.join(ROOT, "kernel", name), os.path.join(
                 d, "%04d-%s" % (i + 1, os.path.basename(name))))
     else:
-        c = subprocess.run(["git", "-C", ROOT, "rev-parse", "--verify",
-                            "--quiet", rev + "^{commit}"],
-                           capture_output=True, text=True)
-        if c.returncode:
-            raise SystemExit("compare: %r is not current, slow, a kernel/<rev>/series "
-                             "(rfc) or a git revision of this repository" % rev)
-        commit = c.stdout.strip()
+        commit = resolve(rev)[1]
         arch = subprocess.run(["git", "-C", ROOT, "archive", commit,
                                "kernel/patches"], capture_output=True)
         if arch.returncode:
@@ -578,9 +614,7 @@ def build(rev, work, variant=None):
     cached by kernel/build.sh).  Returns (bzImage, initramfs)."""
     if rev.startswith("image:"):
         # An already built kernel: image:build/kernel/<key>/bzImage
-        image = os.path.realpath(os.path.join(ROOT, rev[len("image:"):]))
-        if not os.path.isfile(image):
-            raise SystemExit("compare: no kernel image at %s" % image)
+        image = resolve(rev)[1]
         # -o kernel: use the image as it is, build nothing
         kernel, make_args = image, ["-o", "kernel"]
     else:
@@ -803,21 +837,86 @@ class Tee:
             f.flush()
 
 
+def guest_accel():
+    """The accelerator run-qemu.sh picks on this host (kvm or tcg)."""
+    p = subprocess.run([os.path.join(ROOT, "run-qemu.sh"), "--print-config",
+                        "--", "true"], capture_output=True, text=True,
+                       cwd=ROOT)
+    try:
+        return json.loads(p.stdout)["accel"]
+    except (ValueError, KeyError, TypeError):
+        raise SystemExit("compare: run-qemu.sh --print-config said no "
+                         "accel: %s" % (p.stdout + p.stderr).strip()[:300])
+
+
+def timing(args):
+    """args.icount decided: under TCG the instruction count (deterministic)
+    unless --timed asks for TCG time; under KVM wall time (hardware).
+    Returns the words the report says it with."""
+    accel = guest_accel()
+    if args.icount and args.timed:
+        raise SystemExit("compare: --icount and --timed exclude each other "
+                         "(make compare: ICOUNT=1 or ICOUNT=0)")
+    if args.icount and accel != "tcg":
+        raise SystemExit("compare: --icount needs TCG, and run-qemu.sh "
+                         "picks %s here: leave ICOUNT unset" % accel)
+    if accel == "tcg" and not args.timed:
+        args.icount = True
+        return ("instruction counts (QEMU -icount under TCG, deterministic; "
+                "ICOUNT=0 / --timed for TCG time)")
+    if accel == "tcg":
+        return ("TCG time, on request (emulated, not hardware; its "
+                "intervals are wide: compare/proofs/aa-timed)")
+    return "wall time under %s (hardware)" % accel
+
+
+def check_matrix(args):
+    """The matrix through bench/run.py's own checks (--dry-run: the
+    binaries' rules, run-qemu.sh's), before anything is built."""
+    cmd = [sys.executable, os.path.join(ROOT, "bench", "run.py"),
+           "--mode", "guest", "--profile", args.profile, "--benches",
+           args.benches, "--backings", args.backings, "--no-1g", "--dry-run"]
+    if args.icount:
+        cmd += ["--qemu-arg=--icount"]
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    if p.returncode:
+        raise SystemExit("compare: the matrix (COMPARE_PROFILE=%s "
+                         "COMPARE_BENCHES=%s COMPARE_BACKINGS=%s) is "
+                         "refused: %s" % (args.profile, args.benches,
+                                          args.backings,
+                                          p.stderr.strip().splitlines()[-1]
+                                          if p.stderr.strip() else p.returncode))
+
+
 def cmd_run(args):
+    # Everything that can be refused is, before anything is built or a
+    # folder made: both revisions, the timing, the matrix.
+    for rev in (args.a, args.b):
+        resolve(rev)
+    said = timing(args)
+    check_matrix(args)
+    print("compare: A=%s B=%s; comparing %s" % (args.a, args.b, said),
+          flush=True)
+    if args.check:
+        return EXIT_OK
+    if args.rounds is None:
+        args.rounds = 2 if args.icount else 5
     work = os.path.join(ROOT, "build", "compare")
     os.makedirs(work, exist_ok=True)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    outdir = os.path.join(ROOT, "results", "compare-%s-%s-vs-%s%s-%d" % (
-        stamp, safe(args.a), safe(args.b), "-icount" if args.icount else "",
-        os.getpid()))
-    os.makedirs(outdir)
-    log = os.path.join(outdir, "bench.log")
     sides = []
     for name, rev in (("A", args.a), ("B", args.b)):
         kernel, initrd = build(rev, work)
         sides.append({"name": name, "rev": rev, "kernel": kernel,
-                      "initrd": initrd,
-                      "results": os.path.join(outdir, "runs-" + name)})
+                      "initrd": initrd})
+    # made once both are built: a refused or failed build leaves none
+    outdir = os.path.join(ROOT, "results", "compare-%s-%s-vs-%s%s-%d" % (
+        stamp, safe(args.a), safe(args.b),
+        "-icount" if args.icount else "-timed", os.getpid()))
+    os.makedirs(outdir)
+    log = os.path.join(outdir, "bench.log")
+    for s in sides:
+        s["results"] = os.path.join(outdir, "runs-" + s["name"])
     dirs = interleaved(sides, args.rounds, args, log)
     runs_a = [load_run(d) for d in dirs["A"]]
     runs_b = [load_run(d) for d in dirs["B"]]
@@ -878,6 +977,7 @@ def check_side(args, outdir):
 
 
 def cmd_check(args):
+    resolve(args.rev)
     base = args.baseline
     if not os.path.exists(os.path.join(base, "meta.json")):
         print("compare: no baseline at %s: make record-baseline" % base)
@@ -896,6 +996,8 @@ def cmd_check(args):
 
 
 def cmd_record(args):
+    if not args.from_run:
+        resolve(args.rev)
     tmp = os.path.join(ROOT, "build", "compare", "baseline-tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
@@ -923,23 +1025,37 @@ def main(argv=None):
     def common(p, threshold):
         p.add_argument("--threshold", type=float, default=threshold,
                        help="percent (default %(default)s)")
-        p.add_argument("--alpha", type=float, default=0.05)
+        p.add_argument("--alpha", type=float, default=0.05,
+                       help="significance level of the tests (default "
+                       "%(default)s)")
         p.add_argument("--allow-mismatch", action="store_true",
                        help="compare despite differing metadata (loudly)")
 
     p = sub.add_parser("run", help="build, run interleaved, compare")
-    p.add_argument("a")
-    p.add_argument("b")
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--icount", action="store_true")
+    p.add_argument("a", help="revision A: current, slow, rfc, a git "
+                   "revision or image:<bzImage>")
+    p.add_argument("b", help="revision B, as A")
+    p.add_argument("--rounds", type=int,
+                   help="boots a side (default 2 with icount, else 5)")
+    p.add_argument("--icount", action="store_true",
+                   help="instruction counts (the default under TCG)")
+    p.add_argument("--timed", action="store_true",
+                   help="TCG time instead of instruction counts (labelled; "
+                   "wide intervals)")
+    p.add_argument("--check", action="store_true",
+                   help="resolve both revisions and check the matrix, "
+                   "build nothing (make compare does this first)")
     # by default the matrix of the CI gate
     for opt in ("profile", "benches", "backings"):
-        p.add_argument("--" + opt, default=CHECK_ARGS[opt])
+        p.add_argument("--" + opt, default=CHECK_ARGS[opt],
+                       help="bench/run.py's --%s (default %%(default)s)"
+                       % opt)
     common(p, 5.0)
     p = sub.add_parser("diff", help="compare existing run folders")
     p.add_argument("a", help="run folder(s) of A, comma separated")
     p.add_argument("b", help="run folder(s) of B, comma separated")
-    p.add_argument("--out")
+    p.add_argument("--out", help="the report's folder (default "
+                   "results/compare-diff-<stamp>)")
     p.add_argument("--label-a", help="name of A in the table and figures")
     p.add_argument("--label-b", help="name of B in the table and figures")
     common(p, 5.0)
@@ -957,7 +1073,7 @@ def main(argv=None):
                                                  "baseline"))
     args = ap.parse_args(argv)
     if args.cmd == "run":
-        if args.rounds < 1:
+        if args.rounds is not None and args.rounds < 1:
             ap.error("--rounds must be at least 1")
         return cmd_run(args)
     if args.cmd == "diff":

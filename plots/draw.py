@@ -26,7 +26,7 @@ def draw(run, caption, jobs, notes):
             " ".join(job.backings), job.extra, job.hop_col, job.hop, colours])
         if text:
             noisy = True
-            print(f"render: gnuplot {job.script}:\n{text}", file=sys.stderr)
+            print(f"render: gnuplot {job.script} on {job.data}:\n{text}", file=sys.stderr)
         if rc != 0:
             failed = True
             notes.append(f"{job.name} failed: gnuplot exit status {rc}")

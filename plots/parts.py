@@ -49,6 +49,8 @@ class Run:
     caption: str = ""
     timing: str = ""
     notes: list = field(default_factory=list)
+    # the damaged CSVs' problems (file and line): render.py exits 3
+    damaged: list = field(default_factory=list)
 
     @property
     def source(self):
@@ -68,6 +70,8 @@ class Run:
         t = self.table(bench, defaults)
         if not t.ok:
             self.notes.append(f"{what or bench} skipped: {t.problem}")
+            if t.damaged:
+                self.damaged.append(t.problem)
             return None
         return t
 

@@ -18,7 +18,9 @@ CSV's columns and the backings' order and colours.
 
 Python standard library only.  Exit status: 0 rendered (gnuplot warnings are
 printed), 1 a gnuplot run failed (or, with --strict, printed anything),
-2 bad usage or no such run.
+2 bad usage or no such run, 3 damaged data: a CSV with a row cut short or
+a non-number where its column holds numbers, named by file and line; that
+benchmark's figures and summary are left out, the others drawn.
 """
 import argparse
 import os
@@ -36,6 +38,9 @@ from page import write_index  # noqa: E402
 from parts import Run  # noqa: E402
 from summary import summary_lead, text_summary  # noqa: E402
 from table import order_key  # noqa: E402
+
+
+EXIT_DAMAGED = 3
 
 
 def link_latest(run, link):
@@ -111,6 +116,10 @@ def main(argv=None):
     if not a.no_link:
         link_latest(path, a.link)
         print(f"{os.path.relpath(a.link)} -> {os.readlink(a.link)}")
+    for problem in run.damaged:
+        print(f"render: damaged data, not drawn: {problem}", file=sys.stderr)
+    if run.damaged:
+        return EXIT_DAMAGED
     return 1 if failed or (a.strict and noisy) else 0
 
 

@@ -3,6 +3,7 @@
 module shares on its rows: numbers from fields, medians at a working set,
 the display order and the 4 KB baseline (from bench/contract.py)."""
 import csv
+import io
 import math
 import os
 import statistics
@@ -53,13 +54,19 @@ class Table:
     The header must hold the contract's columns, in any order (figures and
     summaries read by name); a column in `defaults` may be missing, as in a
     run recorded before the benchmark wrote it, and reads as its default.
-    `problem` says why the table cannot be used (None when it can)."""
+    `problem` says why the table cannot be used (None when it can);
+    `damaged` whether that is damage in the file (a row cut short, a
+    non-number where the column holds numbers: what a killed run or a
+    bad edit leaves), named by file and line.  A damaged table is not
+    drawn at all: a figure or summary from the rows that survive would
+    set working sets side by side that the run did not measure alike."""
     path: str
     bench: str
     defaults: dict = field(default_factory=dict)
     rows: list = field(default_factory=list)
     header: list = field(default_factory=list)
     problem: str = None
+    damaged: bool = False
 
     @classmethod
     def read(cls, run, bench, defaults=None):
@@ -72,20 +79,55 @@ class Table:
         if not os.path.exists(self.path):
             return f"{name} missing"
         try:
-            want = contract.load().bench(self.bench)["columns"]
+            spec = contract.load().bench(self.bench)
         except contract.ContractError as e:
             return f"{name} cannot be read: {e}"
+        want = spec["columns"]
         with open(self.path, newline="") as f:
-            r = csv.reader(f)
-            self.header = next(r, [])
-            have = set(self.header) | set(self.defaults)
-            if set(self.header) - set(want) or set(want) - have:
-                return f"{name} header is not the contract's columns ({','.join(want)})"
-            for row in r:
-                d = dict(self.defaults, **dict(zip(self.header, row)))
-                if (d.get("backing") or "").strip():
-                    self.rows.append(d)
+            text = f.read()
+        r = csv.reader(io.StringIO(text))
+        self.header = next(r, [])
+        have = set(self.header) | set(self.defaults)
+        if set(self.header) - set(want) or set(want) - have:
+            return f"{name} header is not the contract's columns ({','.join(want)})"
+        lines, kept = [], []
+        for row in r:
+            lines.append(r.line_num)
+            if len(row) != len(self.header):
+                return self._damage(r.line_num, f"{len(row)} fields, the header has "
+                                    f"{len(self.header)}")
+            d = dict(self.defaults, **dict(zip(self.header, row)))
+            if (d.get("backing") or "").strip():
+                self.rows.append(d)
+                kept.append(r.line_num)
+        # the binaries write whole lines: a last one without its end was cut
+        if lines and not text.endswith("\n"):
+            return self._damage(lines[-1], "no end of line")
+        bad = self._not_numbers(kept, spec)
+        if bad:
+            return bad
         return None if self.rows else f"{name} has no rows"
+
+    def _damage(self, line, what):
+        self.damaged, self.rows = True, []
+        return (f"{self.path}:{line}: {what}: the row was cut short or "
+                f"edited (a run killed mid-row leaves this); rerun the "
+                f"benchmark or delete the line")
+
+    def _not_numbers(self, lines, spec):
+        """Damage: a cell that is not a number in a column of numbers (all
+        but the contract's "text" ones, the binary's %s columns; an older
+        contract without the list is not checked).  An empty cell is a
+        value not measured, not damage; nan is a number."""
+        if "text" not in spec:
+            return None
+        numeric = set(self.header) - set(spec["text"])
+        for r, line in zip(self.rows, lines):
+            for c in sorted(numeric):
+                v = r.get(c, "")
+                if v.strip() and fnum(v) is None and v.strip().lower() != "nan":
+                    return self._damage(line, f"{c} is {v!r}, not a number")
+        return None
 
     @property
     def ok(self):
@@ -120,6 +162,18 @@ def at_largest(rows, col):
         w = max(d)
         out[b] = (w, statistics.median(d[w]))
     return out
+
+
+def wss_differ(lat, order):
+    """Words for a table of at_largest() whose backings stopped at
+    different working sets ("" when they all reached the same): their
+    values are not like for like, and the table must say so."""
+    sizes = {w for w, _ in lat.values()}
+    if len(sizes) < 2:
+        return ""
+    each = ", ".join(f"{b} {fmt_bytes(lat[b][0])}" for b in sorted(lat, key=order))
+    return (f"WORKING SETS DIFFER between backings ({each}): not like for like; "
+            f"a backing's rows stop where its pool or the run did")
 
 
 def value_at(rows, backing, wss, col):

@@ -10,6 +10,7 @@ point, with the same command line):
     rows      the binaries' line protocol into results/<run-id>/
     guest     one run-qemu.sh boot that runs the invocations
     native    the invocations on this host, and their oracles
+    check     a plan checked by the binaries' own rules, before anything
     cli       the command line and main()
 
 The names below are the package's interface (tests/bench, lava/); a test
@@ -34,5 +35,6 @@ from .guest import (GUEST_THP, guest_command, guest_ram_on_host_pool,
                     run_guest)
 from .native import (ORACLE_ATTEMPTS, ORACLES, chase_line_rows,
                      check_chase_oracle, minichase, oracle_verdict, run_native)
+from .check import BadInput
 from .cli import (ARM64_NO_REALPROG, ARM64_PRESET, RunPlan, first_meta, main,
                   parse_args, plan_run, set_arch, stop_signals)

@@ -15,6 +15,7 @@ import sys
 
 import contract
 
+from . import check
 from .base import ROOT
 from .guest import guest_command, run_guest
 from .host import (NODE_POOL, ThpSettings, git_rev, host_cpu, loadavg,
@@ -47,30 +48,44 @@ def parse_args(argv, c):
     # the command whose options it refuses
     ap = argparse.ArgumentParser(prog="bench/run.py",
                                  description=__doc__.splitlines()[0])
-    ap.add_argument("--mode", choices=("guest", "native"), required=True)
+    ap.add_argument("--mode", choices=("guest", "native"), required=True,
+                    help="guest: in the QEMU guest (run-qemu.sh); native: "
+                    "on this host's kernel")
     ap.add_argument("--arch", choices=contract.ARCHES,
                     help="guest: the guest's architecture (default: arm64 "
                     "for a --kernel named Image*, else x86_64); native: "
                     "this host's")
     ap.add_argument("--profile", default="quick",
-                    choices=("tiny", "quick", "full"))
+                    choices=("tiny", "quick", "full"),
+                    help="tiny: a smoke test; quick (default): minutes; "
+                    "full: the long sweep (bench/benchrun/profiles.py)")
     ap.add_argument("--benches", default=None,
-                    help="comma list (default: every benchmark, then "
-                    "realprog, the real-program step, on x86_64)")
-    ap.add_argument("--backings", help="comma list (default: all)")
+                    help="comma list, each once, of %s (default: all of "
+                    "them; realprog, the real-program step, on x86_64 "
+                    "only)" % ", ".join(c.bench_names() + [REALPROG]))
+    ap.add_argument("--backings", help="comma list, each once (default: "
+                    "all; `benchtool contract` lists them)")
     ap.add_argument("--rotate", type=int, default=0,
                     help="start each benchmark's backings this many "
                     "positions further on (default 0)")
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=1,
+                    help="seed of the benchmarks' random layouts "
+                    "(default 1)")
     ap.add_argument("--model",
                     help="TLB model preset or spec for the chase (default "
                     "auto: the chase picks the preset of the core it is "
                     "pinned to, else its CPUID geometry on bare metal, "
                     "else no model, saying why; on arm64 %s unless "
                     "--model auto is given)" % ARM64_PRESET)
-    ap.add_argument("--results-dir", default=os.path.join(ROOT, "results"))
-    ap.add_argument("--bindir", default=os.path.join(ROOT, "build", "bench"))
-    ap.add_argument("--run-qemu", default=os.path.join(ROOT, "run-qemu.sh"))
+    ap.add_argument("--results-dir", default=os.path.join(ROOT, "results"),
+                    help="where results/<run-id>/ is written (default "
+                    "results)")
+    ap.add_argument("--bindir", default=os.path.join(ROOT, "build", "bench"),
+                    help="native: the benchmark binaries (default "
+                    "build/bench)")
+    ap.add_argument("--run-qemu", default=os.path.join(ROOT, "run-qemu.sh"),
+                    help="guest: the script that boots it (default "
+                    "run-qemu.sh)")
     ap.add_argument("--kernel", help="guest: bzImage (arm64: Image) for "
                     "run-qemu.sh")
     ap.add_argument("--initrd", help="guest: initramfs for run-qemu.sh")
@@ -79,13 +94,29 @@ def parse_args(argv, c):
     ap.add_argument("--no-1g", action="store_true",
                     help="do not preallocate 1 GB pages")
     ap.add_argument("--sizes", help="override the profile's working sets "
-                    "(chase and stream), e.g. 1G or 16K,6M,1G")
-    ap.add_argument("--dry-run", action="store_true")
+                    "(every benchmark's but fault's), e.g. 1G or "
+                    "16K,6M,1G: positive sizes with an optional K, M or G "
+                    "suffix, by the benchmarks' own parser")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="check the options and the plan, print the "
+                    "commands, run nothing (make bench does this before "
+                    "building anything)")
     args = ap.parse_args(argv)
     args.benches_given = args.benches is not None
     if not args.benches_given:
         args.benches = ",".join(c.bench_names() + [REALPROG])
     set_arch(ap, args)
+    for opt in ("benches", "backings"):
+        names = (getattr(args, opt) or "").split(",")
+        twice = sorted({b for b in names if names.count(b) > 1})
+        if twice:
+            ap.error("--%s %s: %s listed twice: name each once" % (
+                opt, getattr(args, opt), ", ".join(twice)))
+    if args.sizes is not None:
+        try:
+            args.size_list = check.sizes(args.sizes)
+        except check.BadInput as e:
+            ap.error(str(e))
     try:
         for b in args.benches.split(","):
             if b != REALPROG:
@@ -203,9 +234,10 @@ def plan_run(argv, c):
     p = profile(args.profile, args.mode, mem_available(), c,
                 llc=None if args.mode == "guest" else host_llc(),
                 arch=args.arch)
-    if args.sizes:
-        override_sizes(p, args.sizes, args.arch)
+    if args.sizes is not None:
+        override_sizes(p, args.sizes, args.arch, top=max(args.size_list))
     runs = invocations(p, args, args.model, benches, c)
+    check.invocations(runs)
     selected = {b for bench, a in runs if bench != REALPROG
                 for b in backings_of(a)}
     if REALPROG not in benches:
@@ -227,6 +259,10 @@ def main(argv=None):
     args, p, runs, cmds = plan.args, plan.profile, plan.runs, plan.cmds
     benches, selected = plan.benches, plan.backings
     guest = args.mode == "guest"
+    if guest:
+        check.guest(cmds[0], HOST_ROOT)
+    else:
+        check.native(p, HOST_ROOT)
     if args.dry_run:
         for cmd in cmds:
             print(" ".join(shlex.quote(x) for x in cmd))

@@ -326,9 +326,11 @@ def guest_mem(mem, pages_1g, arch):
     return max(-(-mem // GB) * GB, 3 * GB) + (pages_1g + 2) * GB
 
 
-def override_sizes(p, sizes, arch="x86_64"):
-    """--sizes replaces the working sets of every benchmark but fault."""
-    top = max(size_bytes(x) for x in sizes.split(","))
+def override_sizes(p, sizes, arch="x86_64", top=None):
+    """--sizes replaces the working sets of every benchmark but fault;
+    top: its largest in bytes, as the runner parses it (bench/run.py asks
+    `benchtool sizes`)."""
+    top = top or max(size_bytes(x) for x in sizes.split(","))
     for b in ("chase", "stream", "streamk", "mlp", "runner"):
         a = list(p[b])
         for opt in ("--sizes", "--min", "--max"):

@@ -7,7 +7,8 @@ import textwrap
 import contract
 from parts import Job, Parts, Section
 from benches._fixture import L1, STLB, cache_ns, fmt, miss_per_1k
-from table import at_largest, baseline, fmt_bytes, fmt_num, fnum, order_key, page_kb, value_at
+from table import (at_largest, baseline, fmt_bytes, fmt_num, fnum, order_key, page_kb, value_at,
+                   wss_differ)
 
 ORDER = 10
 # a run recorded before the chase counted faults
@@ -120,8 +121,11 @@ def latency_section(crow, hop, hardware, src):
     title = "Latency at the largest working set" + at_hop
     if not hardware:
         title += f" ({contract.timing_label(src)}: not what a CPU does)"
+    differ = wss_differ(lat, order_key)
+    if differ:
+        title += " (working sets differ)"
     return Section(title, "chase.csv: ns_per_access (min..max from ns_min, ns_max) at each "
-            "backing's largest wss_bytes" + src_hop,
+            "backing's largest wss_bytes" + src_hop + (". " + differ if differ else ""),
             ["backing", "working set", "ns/access", "min..max"], rows,
             RANK_LATENCY_HW if hardware else RANK_LATENCY_EMULATED)
 

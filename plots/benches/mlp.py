@@ -6,7 +6,7 @@ import statistics
 import contract
 from parts import Job, Parts, Section
 from benches._fixture import MB
-from table import at_largest, fmt_bytes, fmt_num, fnum, order_key
+from table import at_largest, fmt_bytes, fmt_num, fnum, order_key, wss_differ
 
 ORDER = 60
 RANK = 50
@@ -37,8 +37,12 @@ def section_of(mlp, meta):
     title = "Parallel chase at the largest working set: ns per access (per-chain ns)"
     if not contract.timing_is_hardware(src):
         title += f" ({contract.timing_label(src)}: not what a CPU does)"
+    differ = wss_differ(lat, order_key)
+    if differ:
+        title += " (working sets differ)"
     return Section(title, "mlp.csv: ns_per_access, and chain_ns = ns_per_access x chains "
-            "(the time one chain takes per step), at each backing's largest wss_bytes",
+            "(the time one chain takes per step), at each backing's largest wss_bytes"
+            + (". " + differ if differ else ""),
             ["backing", "working set"] + [f"{n} chain{'s' if n > 1 else ''}"
                                           for n in chains], rows, RANK)
 

@@ -5,6 +5,7 @@
 Runs without a kernel or a guest, against the contract the tests pin
 (tests/fixture/contract.json).  Ends with "N passed, N failed"; exit
 status 1 if any failed."""
+import argparse
 import io
 import json
 import math
@@ -752,6 +753,43 @@ class BadDataNamed(unittest.TestCase):
                                "devhugetlb,setup,4194304,\n")
             _, rows = C.load_run(d)
             self.assertEqual(C.collect([({}, rows)]), {})
+
+
+class TimingByDefault(unittest.TestCase):
+    """Under TCG compare counts instructions unless asked for TCG time,
+    which it then labels; under KVM it times (issue 30, point 2)."""
+
+    def decide(self, accel, **flags):
+        args = argparse.Namespace(icount=False, timed=False)
+        for k, v in flags.items():
+            setattr(args, k, v)
+        with mock.patch.object(C, "guest_accel", return_value=accel):
+            said = C.timing(args)
+        return args.icount, said
+
+    def test_tcg_counts_instructions(self):
+        icount, said = self.decide("tcg")
+        self.assertTrue(icount)
+        self.assertIn("instruction counts", said)
+
+    def test_timed_tcg_only_on_request_and_labelled(self):
+        icount, said = self.decide("tcg", timed=True)
+        self.assertFalse(icount)
+        self.assertIn("TCG time, on request", said)
+        self.assertIn("not hardware", said)
+
+    def test_kvm_times(self):
+        icount, said = self.decide("kvm")
+        self.assertFalse(icount)
+        self.assertIn("wall time under kvm", said)
+
+    def test_contradictions_refused(self):
+        for accel, flags in (("kvm", {"icount": True}),
+                             ("tcg", {"icount": True, "timed": True})):
+            with self.subTest(accel=accel, flags=flags):
+                with self.assertRaises(SystemExit) as e:
+                    self.decide(accel, **flags)
+                self.assertIn("compare:", str(e.exception.code))
 
 
 def main(argv):
