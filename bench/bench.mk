@@ -12,6 +12,17 @@
 bench_saved_goal := $(.DEFAULT_GOAL)
 
 PROFILE ?= quick
+
+# MODEL=<preset> names the TLB model of the chase, mlp and tlbreach
+# (default: the host CPU's, bench/benchrun/model.py); a name that is none
+# is refused here, before anything is built.
+ifneq ($(MODEL),)
+model_error := $(shell python3 bench/benchrun/model.py check '$(MODEL)' 2>&1)
+ifneq ($(model_error),)
+$(error $(model_error))
+endif
+endif
+
 BENCH_CC ?= gcc
 BENCH_CFLAGS ?= -static -O2 -Wall -Wextra -g
 BENCH_DIR := build/bench
@@ -138,13 +149,15 @@ else
 bench-guest: $(BENCH_BINS) $(PRELOAD_SO) $(REALPROG)
 endif
 	python3 bench/run.py --mode guest --profile $(PROFILE) \
+		$(if $(MODEL),--model $(MODEL)) \
 		$(if $(filter arm64,$(ARCH)),--arch arm64) \
 		$(if $(KERNEL),--kernel $(KERNEL)) \
 		$(if $(INITRAMFS),--initrd $(INITRAMFS))
 
 bench-native: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE) \
 		$(PRELOAD_SO) $(REALPROG)
-	python3 bench/run.py --mode native --profile $(PROFILE)
+	python3 bench/run.py --mode native --profile $(PROFILE) \
+		$(if $(MODEL),--model $(MODEL))
 
 test-bench: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE) \
 		$(PRELOAD_SO) $(REALPROG)

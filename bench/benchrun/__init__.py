@@ -5,6 +5,7 @@ point, with the same command line):
     base      the project root, sizes, the host's small text files
     profiles  the profiles: each benchmark's arguments, pools and memory
     plan      the invocations: binary, arguments and backings of each
+    model     the run's TLB model: named, or decided on the host
     host      the host's state for meta.json, and its THP knobs
     pools     the hugetlb pools: sizing, raising, restoring
     rows      the binaries' line protocol into results/<run-id>/

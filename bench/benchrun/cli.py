@@ -17,8 +17,10 @@ import contract
 
 from .base import ROOT
 from .guest import guest_command, run_guest
-from .host import (NODE_POOL, ThpSettings, git_rev, host_cpu, loadavg,
-                   machine_state, mem_available, pinned_node, qemu_version)
+from .host import (NODE_POOL, ThpSettings, cpu_flags, git_rev, host_cpu,
+                   loadavg, machine_state, mem_available, pinned_node,
+                   qemu_version)
+from .model import check_model, decide
 from .native import run_native
 from .plan import backings_of, invocations, native_binary
 from .pools import HugePools, needs_pools, together, wants_1g
@@ -63,11 +65,13 @@ def parse_args(argv, c):
                     "positions further on (default 0)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--model",
-                    help="TLB model preset or spec for the chase (default "
-                    "auto: the chase picks the preset of the core it is "
-                    "pinned to, else its CPUID geometry on bare metal, "
-                    "else no model, saying why; on arm64 %s unless "
-                    "--model auto is given)" % ARM64_PRESET)
+                    help="TLB model of the benchmarks that model (chase, "
+                    "mlp, tlbreach): a preset or a spec; auto: each "
+                    "binary picks its core's (a real core: a board, "
+                    "native).  Default: the host CPU's preset, decided on "
+                    "the host and passed to the guest "
+                    "(bench/benchrun/model.py), or none where no preset "
+                    "fits, saying so; the arm64 guest: %s" % ARM64_PRESET)
     ap.add_argument("--results-dir", default=os.path.join(ROOT, "results"))
     ap.add_argument("--bindir", default=os.path.join(ROOT, "build", "bench"))
     ap.add_argument("--run-qemu", default=os.path.join(ROOT, "run-qemu.sh"))
@@ -86,6 +90,9 @@ def parse_args(argv, c):
     if not args.benches_given:
         args.benches = ",".join(c.bench_names() + [REALPROG])
     set_arch(ap, args)
+    bad = check_model(args.model) if args.model else None
+    if bad:
+        ap.error(bad)
     try:
         for b in args.benches.split(","):
             if b != REALPROG:
@@ -99,10 +106,8 @@ def parse_args(argv, c):
 
 
 def set_arch(ap, args):
-    """args.arch from --arch, the kernel's name or the host; on arm64 the
-    model preset (ARM64_PRESET) and no real-program step by default (an
-    explicit --model auto stays auto: lava/job.py asks for it on a board,
-    which is a real core)."""
+    """args.arch from --arch, the kernel's name or the host; on arm64 no
+    real-program step by default (the TLB model: model.decide())."""
     host = {"aarch64": "arm64"}.get(platform.machine(), platform.machine())
     if args.mode == "native":
         if args.arch and args.arch != host:
@@ -113,8 +118,6 @@ def set_arch(ap, args):
     elif not args.arch:
         kernel = os.path.basename(args.kernel or "")
         args.arch = "arm64" if kernel.startswith("Image") else "x86_64"
-    if args.model is None:
-        args.model = ARM64_PRESET if args.arch == "arm64" else "auto"
     if args.arch != "arm64":
         return
     benches = args.benches.split(",")
@@ -149,6 +152,7 @@ def first_meta(args, run_id, cmds, runs):
                                     "defrag": state["thp_defrag"]}),
         # the cores QEMU's vCPU threads share in guest mode (faultscale)
         "host_cpus": os.cpu_count(),
+        "tlb_model": args.tlb_model,
         "status": "running",
     }
     for bench, argv in runs:
@@ -199,13 +203,19 @@ class RunPlan:
 
 def plan_run(argv, c):
     args = parse_args(argv, c)
+    args.tlb_model = decide(args.model, args.arch,
+                            os.path.join(ROOT, contract.BENCHTOOL),
+                            cpu_flags(HOST_ROOT), ARM64_PRESET)
+    if args.tlb_model["source"] == "none":
+        # said once, here: the binaries get --model none and stay quiet
+        print("bench: " + args.tlb_model["why"], file=sys.stderr)
     benches = [b for b in args.benches.split(",") if b]
     p = profile(args.profile, args.mode, mem_available(), c,
                 llc=None if args.mode == "guest" else host_llc(),
                 arch=args.arch)
     if args.sizes:
         override_sizes(p, args.sizes, args.arch)
-    runs = invocations(p, args, args.model, benches, c)
+    runs = invocations(p, args, args.tlb_model["arg"], benches, c)
     selected = {b for bench, a in runs if bench != REALPROG
                 for b in backings_of(a)}
     if REALPROG not in benches:

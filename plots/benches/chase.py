@@ -20,9 +20,31 @@ FIGURES = {
     "tlb-model": "MODELLED, not measured: L1 dTLB misses and page walks per 1000 accesses "
                  "(chase.csv model columns).",
 }
-# Where latency goes in the summary: first with hardware timings, after
-# the page walks (RANK_WALKS) and the fault sections (fault.py) otherwise.
-RANK_LATENCY_HW, RANK_WALKS, RANK_LATENCY_EMULATED = 10, 20, 35
+# The summary opens with TLB evidence, the page walks each backing saves
+# (RANK_WALKS); latency follows with hardware timings, else it goes after
+# the fault sections (fault.py).
+RANK_WALKS, RANK_LATENCY_HW, RANK_LATENCY_EMULATED = 5, 10, 35
+
+
+def model_label(meta):
+    """What the model's numbers are called wherever they are shown: the
+    run's meta.json tlb_model label ("MODEL: zen5 geometry of the host's
+    CPU, not measured", bench/benchrun/model.py); a run recorded before
+    it says MODEL alone."""
+    t = meta.get("tlb_model")
+    if isinstance(t, dict) and t.get("label"):
+        return t["label"]
+    return "MODEL, not measured"
+
+
+def no_model_why(meta):
+    """Why the run has no TLB model, in the run's words, or ''."""
+    t = meta.get("tlb_model")
+    if isinstance(t, dict) and t.get("source") == "none":
+        return t.get("why") or "no TLB model"
+    geo = (meta.get("other") or {}).get("tlb_geometry")
+    text = model_text(geo)
+    return text if text.startswith("no TLB model") else ""
 
 
 def model_text(geo):
@@ -100,10 +122,14 @@ def jobs_of(run, chase):
         jobs.append(Job("latency" + sfx, "latency.gp", timing=run.timing, **common))
         jobs.append(Job("tlb" + sfx, "tlb.gp", extra=counters, **common))
         if chase.has("model_l1_misses_per_1k", rows) or chase.has("model_walks_per_1k", rows):
-            jobs.append(Job("tlb-model" + sfx, "tlb-model.gp", extra=wrap(geometry), **common))
+            label = (run.meta.get("tlb_model") or {}).get("label") \
+                if isinstance(run.meta.get("tlb_model"), dict) else None
+            text = f"{label}; {geometry}" if label else geometry
+            jobs.append(Job("tlb-model" + sfx, "tlb-model.gp", extra=wrap(text), **common))
         else:
-            why = f" ({geometry})" if geometry.startswith("no TLB model") else ""
-            run.notes.append(f"tlb-model{sfx} skipped: chase.csv has no model values{why}")
+            why = no_model_why(run.meta)
+            run.notes.append(f"tlb-model{sfx} skipped: chase.csv has no model values"
+                             + (f" ({why})" if why else ""))
     return jobs
 
 
@@ -132,7 +158,10 @@ def walks_section(chase, crow, hop, meta):
     base = baseline()
     measured = chase.has("walks_per_1k", crow)
     col = "walks_per_1k" if measured else "model_walks_per_1k"
-    kind = "measured" if measured else "MODEL"
+    kind = "measured" if measured else model_label(meta)
+    preset = (meta.get("tlb_model") or {}).get("preset") \
+        if isinstance(meta.get("tlb_model"), dict) else None
+    cell = "measured" if measured else f"MODEL {preset}" if preset else "MODEL"
     rows = []
     base_rows = [r for r in crow if r["backing"] == base]
     if chase.has(col, base_rows):
@@ -151,14 +180,15 @@ def walks_section(chase, crow, hop, meta):
             d0 = value_at(crow, base, w, col)
             v = value_at(crow, b, w, col)
             pct = f"{100.0 * (d0 - v) / d0:.0f}%" if d0 else "n/a"
-            rows.append([b, fmt_bytes(w), fmt_num(d0), fmt_num(v), fmt_num(d0 - v), pct, kind])
-        note = (f"chase.csv: {col} ({kind.lower() if measured else 'model, not measured'}) "
+            rows.append([b, fmt_bytes(w), fmt_num(d0), fmt_num(v), fmt_num(d0 - v), pct, cell])
+        note = (f"chase.csv: {col} ({'hardware counters' if measured else 'the model'}) "
                 f"per 1000 accesses, {base} minus backing, at the largest wss_bytes both have")
     else:
         note = f"chase.csv: no {base} baseline or no {col} values"
-        geo = (meta.get("other") or {}).get("tlb_geometry")
-        if not measured and model_text(geo).startswith("no TLB model"):
-            note += "; " + model_text(geo)
+        why = "" if measured else no_model_why(meta)
+        if why:
+            note += "; " + why
+            kind = "no TLB evidence: no counters, no TLB model"
     return Section(f"Page walks saved against {base}{at_hop} ({kind})", note + src_hop,
             ["backing", "working set", f"{base} walks/1k", "backing walks/1k",
              "saved/1k", "saved", "source"], rows, RANK_WALKS)
