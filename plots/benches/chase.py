@@ -6,6 +6,7 @@ import textwrap
 
 import contract
 from parts import Job, Parts, Section
+from split import split_pages
 from benches._fixture import L1, STLB, cache_ns, fmt, miss_per_1k
 from table import at_largest, baseline, fmt_bytes, fmt_num, fnum, order_key, page_kb, value_at
 
@@ -110,7 +111,12 @@ def wrap(text):
     return "\n".join(textwrap.wrap(text, 110, break_on_hyphens=False))
 
 
-def jobs_of(run, chase):
+def split_text(split):
+    """The page sizes the hardware holds as smaller entries, in words."""
+    return "; ".join(f"{fmt_bytes(pk * 1024)} pages {why}" for pk, (_, why) in sorted(split.items()))
+
+
+def jobs_of(run, chase, split):
     """One set of chase figures per hop kind: line gets the plain names."""
     jobs = []
     geometry = geometry_of(run.meta, chase)
@@ -125,6 +131,9 @@ def jobs_of(run, chase):
             label = (run.meta.get("tlb_model") or {}).get("label") \
                 if isinstance(run.meta.get("tlb_model"), dict) else None
             text = f"{label}; {geometry}" if label else geometry
+            if split:
+                text += ("; the hardware under this run does not honour these huge-page "
+                         "curves: " + split_text(split))
             jobs.append(Job("tlb-model" + sfx, "tlb-model.gp", extra=wrap(text), **common))
         else:
             why = no_model_why(run.meta)
@@ -133,7 +142,7 @@ def jobs_of(run, chase):
     return jobs
 
 
-def latency_section(crow, hop, hardware, src):
+def latency_section(crow, hop, hardware, src, split, meta):
     at_hop = f", hop {hop}" if hop else ""
     src_hop = f", rows with hop = {hop}" if hop else ""
     lat = at_largest(crow, "ns_per_access")
@@ -142,17 +151,22 @@ def latency_section(crow, hop, hardware, src):
         w, v = lat[b]
         lo = value_at(crow, b, w, "ns_min")
         hi = value_at(crow, b, w, "ns_max")
-        rows.append([b, fmt_bytes(w), fmt_num(v, "ns"), f"{fmt_num(lo)}..{fmt_num(hi)}"])
+        row = [b, fmt_bytes(w), fmt_num(v, "ns"), f"{fmt_num(lo)}..{fmt_num(hi)}"]
+        if split:
+            # beside each backing whose huge pages the hardware splits
+            row.append(split.get(page_kb(crow, b, meta), (0, ""))[1])
+        rows.append(row)
     title = "Latency at the largest working set" + at_hop
     if not hardware:
         title += f" ({contract.timing_label(src)}: not what a CPU does)"
     return Section(title, "chase.csv: ns_per_access (min..max from ns_min, ns_max) at each "
             "backing's largest wss_bytes" + src_hop,
-            ["backing", "working set", "ns/access", "min..max"], rows,
+            ["backing", "working set", "ns/access", "min..max"]
+            + (["huge pages' TLB entries"] if split else []), rows,
             RANK_LATENCY_HW if hardware else RANK_LATENCY_EMULATED)
 
 
-def walks_section(chase, crow, hop, meta):
+def walks_section(chase, crow, hop, meta, split):
     at_hop = f", hop {hop}" if hop else ""
     src_hop = f", rows with hop = {hop}" if hop else ""
     base = baseline()
@@ -180,7 +194,14 @@ def walks_section(chase, crow, hop, meta):
             d0 = value_at(crow, base, w, col)
             v = value_at(crow, b, w, col)
             pct = f"{100.0 * (d0 - v) / d0:.0f}%" if d0 else "n/a"
-            rows.append([b, fmt_bytes(w), fmt_num(d0), fmt_num(v), fmt_num(d0 - v), pct, cell])
+            held, why = split.get(pk, (0, ""))
+            if why and not measured and held:
+                # the model held the page whole; the hardware did not
+                rows.append([b, fmt_bytes(w), fmt_num(d0), "withheld", "withheld", "withheld",
+                             f"{cell}: withheld, {why}"])
+                continue
+            rows.append([b, fmt_bytes(w), fmt_num(d0), fmt_num(v), fmt_num(d0 - v), pct,
+                         f"{cell}; {why}" if why and not measured else cell])
         note = (f"chase.csv: {col} ({'hardware counters' if measured else 'the model'}) "
                 f"per 1000 accesses, {base} minus backing, at the largest wss_bytes both have")
     else:
@@ -194,15 +215,15 @@ def walks_section(chase, crow, hop, meta):
              "saved/1k", "saved", "source"], rows, RANK_WALKS)
 
 
-def sections_of(chase, meta):
+def sections_of(chase, meta, split):
     """Latency and page walks per hop kind (the page walks from counters,
-    else the model)."""
+    else the model); split: split.split_pages() of the run."""
     src = meta.get("timing_source")
     hardware = contract.timing_is_hardware(src)
     out = []
     for hop, rows in chase.hops():
-        out.append(latency_section(rows, hop, hardware, src))
-        out.append(walks_section(chase, rows, hop, meta))
+        out.append(latency_section(rows, hop, hardware, src, split, meta))
+        out.append(walks_section(chase, rows, hop, meta, split))
     return out
 
 
@@ -210,7 +231,8 @@ def parts(run):
     chase = run.usable("chase", "latency, tlb and tlb-model", DEFAULTS)
     if chase is None:
         return Parts()
-    return Parts(jobs_of(run, chase), sections_of(chase, run.meta))
+    split = split_pages(run, {page_kb(chase.rows, b, run.meta) for b in chase.backings()})
+    return Parts(jobs_of(run, chase, split), sections_of(chase, run.meta, split))
 
 
 def fixture(spec, rng):

@@ -10,6 +10,7 @@ import textwrap
 import contract
 import tlbknees
 from parts import Job, Parts, Section
+from split import held_kb
 from table import fmt_bytes, fmt_num, fnum, page_kb
 
 ORDER = 70
@@ -59,34 +60,24 @@ def model_reach(meta):
     return out, f"MODEL {preset} (source: {geo.get('source', 'not recorded')})"
 
 
-def reach_cells(r, claim):
-    """L1 and L2 cells of one curve: entries (last..next N), bytes, ns."""
+def reach_cells(r, claim, held=None):
+    """L1 and L2 cells of one curve: entries (last..next N), bytes, ns.
+    bytes = entries x the entry size held (held, bytes; the stride where
+    the run cannot tell otherwise): on a VM host that backs 2 MB pages
+    with 4 KB ones, 90 entries cover 360 KiB, not 180 MiB."""
     if not claim:
         return ["not claimed"] * 4
+    size = held or r["stride"]
     cells = []
     for i in range(2):
         if i < len(r["knees"]):
             k = r["knees"][i]
-            cells += [f"{k.entries:.0f}..{k.next_n:.0f} ({fmt_bytes(k.entries * r['stride'])})",
+            cells += [f"{k.entries:.0f}..{k.next_n:.0f} ({fmt_bytes(k.entries * size)})",
                       f"+{fmt_num(k.rise, 'ns')}"]
         else:
-            cells += [f"no knee to {r['max_n']:.0f} (> {fmt_bytes(r['max_n'] * r['stride'])})"
+            cells += [f"no knee to {r['max_n']:.0f} (> {fmt_bytes(r['max_n'] * size)})"
                       if i == len(r["knees"]) else "", ""]
     return cells
-
-
-def entry_covers(big, small, claim):
-    """What one L1 TLB entry covers on a huge-page backing: the bytes the
-    4 KB-stride curve reached over the entries the page-stride curve
-    found; 4 KB where the hypervisor (or the TLB) holds the page as 4 KB
-    entries."""
-    if not claim or not big["knees"] or small is None:
-        return ""
-    n = big["knees"][0].entries
-    if not small["knees"]:
-        return f">= {fmt_bytes(small['max_n'] * 4096 / n)}"
-    covers = small["knees"][0].entries * 4096 / n
-    return fmt_bytes(covers) + (" (held as 4 KB entries)" if covers < 8192 else "")
 
 
 def section_of(tr, meta):
@@ -100,9 +91,10 @@ def section_of(tr, meta):
                          reverse=True)
         curves = {st: tlbknees.reach(tr.rows, b, st) for st in strides}
         for st, r in curves.items():
-            covers = entry_covers(r, curves.get(4096), claim) \
-                if st == pk * 1024 and pk > 4 else ""
-            rows.append([b, fmt_bytes(pk * 1024), fmt_bytes(st)] + reach_cells(r, claim)
+            kb, covers = held_kb(r, curves.get(4096), pk) \
+                if claim and st == pk * 1024 and pk > 4 else (None, "")
+            rows.append([b, fmt_bytes(pk * 1024), fmt_bytes(st)]
+                        + reach_cells(r, claim, kb and kb * 1024)
                         + [covers, contract.timing_label(src)])
     model, mtext = model_reach(meta)
     for kb, size in sorted(TLB_SIZES.items()):
@@ -118,7 +110,8 @@ def section_of(tr, meta):
     elif (meta.get("machine") or {}).get("hypervisor"):
         title += " (host is a VM: each miss is a two-dimensional walk, guest and host page tables)"
     note = ("tlbreach.csv: knees of excess_min_ns against pages (bench/tlbknees.py): "
-            "entries = last..next pages measured, bytes = entries x stride, ns = the rise "
+            "entries = last..next pages measured, bytes = entries x the entry size held "
+            "(one L1 entry covers, where tlbreach tells; else the stride), ns = the rise "
             "at the knee (L1: an L1 TLB miss that hits the L2 TLB; L2: a page walk, "
             "rising further with N); one L1 entry covers = bytes the 4 KB-stride curve "
             "reached at its L1 knee / entries at the page stride. " + (mtext if not model else "model rows: " + mtext))

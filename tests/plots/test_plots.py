@@ -419,7 +419,9 @@ class Variants(unittest.TestCase):
         rc, out, err = render(self.run)
         self.assertEqual((rc, err), (0, ""))
         text = svg_text(os.path.join(self.run, "tlb-model.svg"))
-        self.assertIn("model geometry: skylake;policy=plru = l1:4k:64:4:plru;"
+        # after the run's label (meta.json tlb_model)
+        self.assertIn("model geometry: MODEL: skylake geometry named by MODEL=/--model, "
+                      "not measured; skylake;policy=plru = l1:4k:64:4:plru;"
                       "l2:4k+2m:1536:12:plru (source: Intel SDM); the model leaves out "
                       "page-walk caches", text.replace("\n", " "))
 
