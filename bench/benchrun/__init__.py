@@ -18,9 +18,10 @@ that replaces one for a call patches the module that makes the call.
 """
 from .base import (GB, KB_1G, KB_2M, MB, ROOT, bracketed, read_text,
                    size_bytes)
-from .profiles import (GUEST_CPUS, REALPROG, REALPROG_POOL,
+from .profiles import (GENERIC_REACHES, GUEST_CPUS, REALPROG, REALPROG_POOL,
                        TLBREACH_BACKINGS, add_faultscale, arch_backings,
-                       guest_mem, host_llc, override_sizes, profile,
+                       guest_mem, host_llc, model_reaches, override_sizes,
+                       profile,
                        size_pools, streamk_profile, tlbreach_sizes)
 from .plan import (backings_of, bench_args, bench_backings, binary,
                    invocations, native_binary, profile_args,

@@ -24,7 +24,7 @@ from .model import check_model, decide
 from .native import run_native
 from .plan import backings_of, invocations, native_binary
 from .pools import HugePools, needs_pools, together, wants_1g
-from .profiles import (REALPROG, host_llc, override_sizes,
+from .profiles import (REALPROG, host_llc, model_reaches, override_sizes,
                        profile, size_pools)
 from .rows import Results, check_exits, new_run_id, report
 
@@ -212,7 +212,9 @@ def plan_run(argv, c):
     benches = [b for b in args.benches.split(",") if b]
     p = profile(args.profile, args.mode, mem_available(), c,
                 llc=None if args.mode == "guest" else host_llc(),
-                arch=args.arch)
+                arch=args.arch, reaches=model_reaches(args.tlb_model["arg"]))
+    for note in p["notes"]:
+        print("bench: " + note, file=sys.stderr)
     if args.sizes:
         override_sizes(p, args.sizes, args.arch)
     runs = invocations(p, args, args.tlb_model["arg"], benches, c)
@@ -246,6 +248,8 @@ def main(argv=None):
     run_id = new_run_id(args.results_dir, args.mode, args.profile)
     res = Results(args.results_dir, run_id,
                   first_meta(args, run_id, cmds, runs))
+    if p["notes"]:
+        res.meta.setdefault("notes", []).extend(p["notes"])
     print("bench: %s run %s -> %s" % (args.mode, args.profile, res.dir),
           flush=True)
     node = None if guest else pinned_node(args.bindir, HOST_ROOT)

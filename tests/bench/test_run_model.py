@@ -143,7 +143,7 @@ class Plan(unittest.TestCase):
         got = self.models(p)
         self.assertIn("chase", got)
         self.assertEqual(set(got.values()), {"goldencove"}, got)
-        self.assertEqual(err, "")
+        self.assertNotIn("no TLB model", err)
         meta = run.first_meta(p.args, "x", p.cmds, p.runs)
         self.assertEqual(meta["tlb_model"]["preset"], "goldencove")
         self.assertEqual(meta["tlb_model"]["source"], "host-flags")
@@ -174,6 +174,76 @@ class Plan(unittest.TestCase):
             run.parse_args(["--mode", "guest", "--model", "zen9"], self.c)
         self.assertIn("zen9", err.getvalue())
         self.assertIn("goldencove", err.getvalue())
+
+
+def chase_sizes(p):
+    a = p["chase"]
+    return [int(x) for x in a[a.index("--sizes") + 1].split(",")]
+
+
+class KneePoints(unittest.TestCase):
+    """Issue 29 point 4: the chase's sweep has points on both sides of
+    every reach of the run's model (L1 and L2, 4 KB and 2 MB entries)
+    that the profile's top allows, and says where it stops short."""
+
+    def bracketed(self, sizes, r):
+        below = [s for s in sizes if 0.7 * r <= s < r]
+        above = [s for s in sizes if r < s <= 1.3 * r]
+        return bool(below and above)
+
+    def check(self, preset, name, mode, mem=None):
+        reaches = run.model_reaches(preset)
+        self.assertEqual(set(reaches) - {"l1 4K", "l2 4K", "l1 2M", "l2 2M"},
+                         set(), preset)
+        self.assertIn("l1 4K", reaches, preset)
+        p = run.profile(name, mode, mem, contract.load(), reaches=reaches)
+        sizes = chase_sizes(p)
+        self.assertLessEqual(max(sizes), p["max_bytes"])
+        for key, r in reaches.items():
+            if self.bracketed(sizes, r):
+                continue
+            # a reach left without points is one the notes name, past top
+            self.assertGreater(r * 5 // 4, max(sizes), (preset, name, key))
+            self.assertTrue([n for n in p["notes"] if key in n],
+                            (preset, name, mode, key, p["notes"]))
+        return p, reaches
+
+    def test_every_preset_every_profile(self):
+        for preset in model.preset_names():
+            for name, mode in (("quick", "guest"), ("quick", "native"),
+                               ("full", "guest"), ("full", "native")):
+                with self.subTest(preset=preset, profile=name, mode=mode):
+                    self.check(preset, name, mode, 64 << 30)
+
+    def test_full_native_brackets_all_where_memory_allows(self):
+        for preset in model.preset_names():
+            p, reaches = self.check(preset, "full", "native", 64 << 30)
+            self.assertEqual(p["notes"], [], preset)
+            for key, r in reaches.items():
+                self.assertTrue(self.bracketed(chase_sizes(p), r), (preset, key))
+
+    def test_full_native_says_where_memory_stops_it(self):
+        p, _ = self.check("zen5", "full", "native", 12 << 30)
+        self.assertLess(max(chase_sizes(p)), 4096 * (2 << 20))
+        self.assertEqual(len(p["notes"]), 1, p["notes"])
+        self.assertIn("a third of MemAvailable", p["notes"][0])
+        self.assertIn("l2 2M reach (8192 MB)", p["notes"][0])
+
+    def test_zen5_quick_native_has_points_around_its_reaches(self):
+        # the sweep that had none between 320 KB and 1 MB nor between
+        # 10 and 32 MB (Zen 5: 384 KB and 16 MB on 4 KB pages)
+        sizes = chase_sizes(run.profile("quick", "native", 64 << 30,
+                                        contract.load(),
+                                        reaches=run.model_reaches("zen5")))
+        for r in (384 << 10, 16 << 20, 192 << 20):
+            self.assertIn(r * 3 // 4, sizes)
+            self.assertIn(r * 5 // 4, sizes)
+
+    def test_no_model_brackets_the_generic_reaches(self):
+        sizes = chase_sizes(run.profile("full", "native", 64 << 30,
+                                        contract.load(), reaches={}))
+        for r in run.GENERIC_REACHES:
+            self.assertTrue(self.bracketed(sizes, r), r)
 
 
 class ChaseDefault(unittest.TestCase):
