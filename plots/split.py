@@ -87,5 +87,6 @@ def split_pages(run, page_sizes):
         elif vm and pk not in measured:
             out[pk] = (None, "unverified: the host is a VM, which may hold "
                        f"{fmt_bytes(pk * 1024)} pages as smaller TLB entries, "
-                       "and tlbreach did not measure this page size")
+                       "and tlbreach did not tell (not run, or no knee at this "
+                       "page size)")
     return out
