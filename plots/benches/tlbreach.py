@@ -10,7 +10,7 @@ import textwrap
 import contract
 import tlbknees
 from parts import Job, Parts, Section
-from split import held_kb
+from split import held_kb, split_pages
 from table import fmt_bytes, fmt_num, fnum, page_kb
 
 ORDER = 70
@@ -80,8 +80,11 @@ def reach_cells(r, claim, held=None):
     return cells
 
 
-def section_of(tr, meta):
-    """Knees per backing and stride, and the model's entries beside them."""
+def section_of(tr, meta, split=None):
+    """Knees per backing and stride, and the model's entries beside them;
+    a model row for a page size the hardware splits (split.split_pages())
+    says so beside it."""
+    split = split or {}
     src = meta.get("timing_source")
     claim = contract.timing_is_hardware(src)
     rows = []
@@ -103,7 +106,9 @@ def section_of(tr, meta):
             for lv in ("l1", "l2"):
                 n, held = model.get(lv, {}).get(size, (0, 0))
                 cells += [f"{n} ({fmt_bytes(n * held * 1024)})" if n else "not cached", ""]
-            rows.append(["model", fmt_bytes(kb * 1024), "", *cells, "", mtext])
+            why = split.get(kb, (0, ""))[1]
+            rows.append(["model", fmt_bytes(kb * 1024), "", *cells, "",
+                         f"{mtext}; not what this hardware held: {why}" if why else mtext])
     title = "TLB reach from timing: knees of the page chain over the line chain"
     if not claim:
         title += f" ({contract.timing_label(src)}: says nothing of a TLB, no knees claimed)"
@@ -128,7 +133,7 @@ def parts(run):
     if tr is None:
         return Parts()
     meta, timing, src = run.meta, run.timing, run.source
-    sec = section_of(tr, meta)
+    sec = section_of(tr, meta, split_pages(run, set(TLB_SIZES)))
     # on a VM host the caption says the walks are two-dimensional
     tnote = timing if contract.timing_is_hardware(src) else \
         f"{contract.timing_label(src)}: no knees claimed"

@@ -17,7 +17,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_plots import FIXTURE, RENDER, edit_meta, svg_text, write_csv  # noqa: E402
-from test_tlbreach_plot import BENCH, COLUMNS, CURVES, contract_with, rows  # noqa: E402
+from test_tlbreach_plot import BENCH, COLUMNS, CURVES, ZEN4, contract_with, rows  # noqa: E402
 
 # run-qemu.sh's @meta host_memory for guest RAM on host 2 MB pages
 HOST_2M = {"host_pages": "hugetlb", "kernel_page_kb": 2048, "anon_huge_kb_max": 0,
@@ -83,6 +83,17 @@ class SplitPages(unittest.TestCase):
         # tlbreach measured no 1 GB backing: unverified, flagged, not withheld
         self.assertIn("unverified: the host is a VM", w["devhugetlb-1G"])
         self.assertIn("100%", w["devhugetlb-1G"])
+
+    def test_tlbreach_model_rows_of_split_sizes_say_so(self):
+        edit_meta(self.run, timing_source="kvm", host_memory=HOST_2M,
+                  other={"pmu": {"preset": "zen4"}, "tlb_geometry": ZEN4})
+        write_csv(os.path.join(self.run, "tlbreach.csv"), COLUMNS, rows(CURVES))
+        out = self.render()
+        text = out[out.index("TLB reach from timing"):]
+        model = {l.split()[1] + " " + l.split()[2]: l
+                 for l in text[:text.index("\n\n")].splitlines() if l.startswith("  model ")}
+        self.assertIn("not what this hardware held: held as 2 MiB entries", model["1 GiB"])
+        self.assertNotIn("not what this hardware held", model["2 MiB"])
 
     def test_tlbreach_holding_2m_whole_flags_nothing_for_2m(self):
         edit_meta(self.run, timing_source="native", qemu=None, mode="native",
