@@ -213,10 +213,10 @@ def plan_run(argv, c):
     p = profile(args.profile, args.mode, mem_available(), c,
                 llc=None if args.mode == "guest" else host_llc(),
                 arch=args.arch, reaches=model_reaches(args.tlb_model["arg"]))
-    for note in p["notes"]:
-        print("bench: " + note, file=sys.stderr)
     if args.sizes:
         override_sizes(p, args.sizes, args.arch)
+    for note in p["notes"]:
+        print("bench: " + note, file=sys.stderr)
     runs = invocations(p, args, args.tlb_model["arg"], benches, c)
     selected = {b for bench, a in runs if bench != REALPROG
                 for b in backings_of(a)}

@@ -416,8 +416,10 @@ def guest_mem(mem, pages_1g, arch):
 
 
 def override_sizes(p, sizes, arch="x86_64"):
-    """--sizes replaces the working sets of every benchmark but fault."""
+    """--sizes replaces the working sets of every benchmark but fault
+    (and with them the chase's knee points and their notes)."""
     top = max(size_bytes(x) for x in sizes.split(","))
+    p["notes"] = []
     for b in ("chase", "stream", "streamk", "mlp", "runner"):
         a = list(p[b])
         for opt in ("--sizes", "--min", "--max"):

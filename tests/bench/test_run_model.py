@@ -149,6 +149,14 @@ class Plan(unittest.TestCase):
         self.assertEqual(meta["tlb_model"]["source"], "host-flags")
         json.dumps(meta)
 
+    def test_sweep_notes_said_unless_sizes_given(self):
+        p, err = self.plan([], XEON_VM, SPR_FLAGS)
+        self.assertIn("stops at 256 MB", err)
+        self.assertEqual(len(p.profile["notes"]), 1)
+        p, err = self.plan(["--sizes", "1M,4M"], XEON_VM, SPR_FLAGS)
+        self.assertNotIn("stops at", err)
+        self.assertEqual(p.profile["notes"], [])
+
     def test_named_model_wins(self):
         p, _ = self.plan(["--model", "zen4"], XEON_VM, SPR_FLAGS)
         self.assertEqual(set(self.models(p).values()), {"zen4"})
