@@ -71,7 +71,7 @@ help:
 	@echo "make test-fresh   make deps and the kernel-free suites in a new Debian 12 root (REV=...)"
 	@echo "make test-kernel-build   incremental kernel builds equal scratch ones (slow; DEBUG=1)"
 	@echo "make mutants-suite       can the host tests see a wrong number? (MUTANTS=3,5-9|word MUTANTS_LIST=authors|independent; minutes)"
-	@echo "make bench        quick profile in the guest, then figures (PROFILE=full|quick|tiny)"
+	@echo "make bench        quick profile in the guest, then figures (PROFILE=full|quick|tiny, MODEL=<TLB preset>)"
 	@echo "make bench-native the same benchmarks on this host's kernel"
 	@echo "make plots        render results/latest (RUN=results/<id> for another run)"
 	@echo "make checkpatch   scripts/checkpatch.pl --strict on every patch"

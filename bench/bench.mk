@@ -12,6 +12,17 @@
 bench_saved_goal := $(.DEFAULT_GOAL)
 
 PROFILE ?= quick
+
+# MODEL=<preset> names the TLB model of the chase, mlp and tlbreach
+# (default: the host CPU's, bench/benchrun/model.py); a name that is none
+# is refused here, before anything is built.
+ifneq ($(MODEL),)
+model_error := $(shell python3 bench/benchrun/model.py check '$(MODEL)' 2>&1)
+ifneq ($(model_error),)
+$(error $(model_error))
+endif
+endif
+
 BENCH_CC ?= gcc
 BENCH_CFLAGS ?= -static -O2 -Wall -Wextra -g
 BENCH_DIR := build/bench
@@ -137,7 +148,8 @@ include bench/realprog/realprog.mk
 # The options make passes bench/run.py, the same for the check and the
 # run: a make variable that becomes an option (MODEL=, issue 29) is added
 # on this one line, and bench-check refuses a bad value of it too.
-BENCH_RUN_ARGS = --profile $(PROFILE) $(if $(filter arm64,$(ARCH)),--arch arm64)
+BENCH_RUN_ARGS = --profile $(PROFILE) $(if $(MODEL),--model $(MODEL)) \
+	$(if $(filter arm64,$(ARCH)),--arch arm64)
 bench_check_tools = command -v python3 && command -v $(firstword $(BENCH_CC)) \
 	&& { test -f $(BENCH_TOOLS) || test -f $(KERNEL_TARBALL); }
 # $(MAKE) in the recipe itself: make -n runs it too, so a dry run of

@@ -38,7 +38,7 @@ static int hop_choice;				/* index into hop_names */
 /* the runner's points: one per hop kind, hop = index + 1 */
 static const char *const hop_points[] = { "line", "page", NULL };
 static uint64_t hops = 1 << 20;
-static struct tlb_use tlb = TLB_USE_INIT("skylake");
+static struct tlb_use tlb = TLB_USE_INIT("auto");
 static int check_cycle;
 static uint64_t stray;
 
@@ -48,7 +48,7 @@ static const struct bench_opt chase_opts[] = {
 	  .dst = &hop_choice, .choices = hop_names },
 	{ .name = "hops", .arg = "N", .help = "hops per repetition (1M)",
 	  .kind = OPT_COUNT, .dst = &hops, .min = UNROLL },
-	TLB_USE_OPTS(tlb, "skylake"),
+	TLB_USE_OPTS(tlb, "auto"),
 	{ .name = "check-cycle", .kind = OPT_FLAG, .dst = &check_cycle,
 	  .help = "walk each cycle untimed and report its structure in "
 	  "@meta cycle (the tests' check of the chase)" },

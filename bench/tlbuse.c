@@ -27,13 +27,14 @@ int tlb_use_check(const char *name, char *why, size_t n)
 	struct tlb_model m;
 	int i, l;
 
-	if (!strcmp(name, "auto"))
+	if (!strcmp(name, "auto") || !strcmp(name, TLB_NO_MODEL))
 		return 0;
 	if (!tlb_init(&m, name)) {
 		tlb_free(&m);
 		return 0;
 	}
-	l = snprintf(why, n, "--model: '%s' is not auto, a preset (", name);
+	l = snprintf(why, n, "--model: '%s' is not auto, none, a preset (",
+		     name);
 	for (i = 0; tlb_presets[i].name && l < (int)n; i++)
 		l += snprintf(why + l, n - l, "%s%s", i ? ", " : "",
 			      tlb_presets[i].name);
@@ -49,6 +50,9 @@ void tlb_use_start(struct tlb_use *u, const struct counters *c)
 
 	if (!strcmp(u->model, "auto"))
 		u->model = counters_model_preset(c, why, sizeof(why));
+	else if (!strcmp(u->model, TLB_NO_MODEL))
+		snprintf(why, sizeof(why), "--model none: no preset fits the "
+			 "CPU the run was planned on (bench/run.py says why)");
 	tlb_emit_model_meta(u->model, why);
 }
 

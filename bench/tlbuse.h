@@ -35,7 +35,7 @@ struct tlb_use {
 /* a benchmark's defaults: the model it names when given no --model */
 #define TLB_USE_INIT(dflt) { .model = (dflt), .cap = 1 << 16 }
 
-#define TLB_USE_HELP "TLB model: auto, a preset or a spec " \
+#define TLB_USE_HELP "TLB model: auto, none, a preset or a spec " \
 	"(bench/tlbmodel.h); auto: the pinned core's preset, else its " \
 	"CPUID geometry on bare metal, else none (bench/tlbcpuid.h)"
 

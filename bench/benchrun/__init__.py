@@ -5,6 +5,7 @@ point, with the same command line):
     base      the project root, sizes, the host's small text files
     profiles  the profiles: each benchmark's arguments, pools and memory
     plan      the invocations: binary, arguments and backings of each
+    model     the run's TLB model: named, or decided on the host
     host      the host's state for meta.json, and its THP knobs
     pools     the hugetlb pools: sizing, raising, restoring
     rows      the binaries' line protocol into results/<run-id>/
@@ -18,9 +19,10 @@ that replaces one for a call patches the module that makes the call.
 """
 from .base import (GB, KB_1G, KB_2M, MB, ROOT, bracketed, read_text,
                    size_bytes)
-from .profiles import (GUEST_CPUS, REALPROG, REALPROG_POOL,
+from .profiles import (GENERIC_REACHES, GUEST_CPUS, REALPROG, REALPROG_POOL,
                        TLBREACH_BACKINGS, add_faultscale, arch_backings,
-                       guest_mem, host_llc, override_sizes, profile,
+                       guest_mem, host_llc, model_reaches, override_sizes,
+                       profile,
                        size_pools, streamk_profile, tlbreach_sizes)
 from .plan import (backings_of, bench_args, bench_backings, binary,
                    invocations, native_binary, profile_args,

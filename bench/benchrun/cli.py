@@ -18,12 +18,14 @@ import contract
 from . import check
 from .base import ROOT
 from .guest import guest_command, run_guest
-from .host import (NODE_POOL, ThpSettings, git_rev, host_cpu, loadavg,
-                   machine_state, mem_available, pinned_node, qemu_version)
+from .host import (NODE_POOL, ThpSettings, cpu_flags, git_rev, host_cpu,
+                   loadavg, machine_state, mem_available, pinned_node,
+                   qemu_version)
+from .model import check_model, decide
 from .native import run_native
 from .plan import backings_of, invocations, native_binary
 from .pools import HugePools, needs_pools, together, wants_1g
-from .profiles import (REALPROG, host_llc, override_sizes,
+from .profiles import (REALPROG, host_llc, model_reaches, override_sizes,
                        profile, size_pools)
 from .rows import Results, check_exits, new_run_id, report
 
@@ -72,11 +74,13 @@ def parse_args(argv, c):
                     help="seed of the benchmarks' random layouts "
                     "(default 1)")
     ap.add_argument("--model",
-                    help="TLB model preset or spec for the chase (default "
-                    "auto: the chase picks the preset of the core it is "
-                    "pinned to, else its CPUID geometry on bare metal, "
-                    "else no model, saying why; on arm64 %s unless "
-                    "--model auto is given)" % ARM64_PRESET)
+                    help="TLB model of the benchmarks that model (chase, "
+                    "mlp, tlbreach): a preset or a spec; auto: each "
+                    "binary picks its core's (a real core: a board, "
+                    "native).  Default: the host CPU's preset, decided on "
+                    "the host and passed to the guest "
+                    "(bench/benchrun/model.py), or none where no preset "
+                    "fits, saying so; the arm64 guest: %s" % ARM64_PRESET)
     ap.add_argument("--results-dir", default=os.path.join(ROOT, "results"),
                     help="where results/<run-id>/ is written (default "
                     "results)")
@@ -106,6 +110,9 @@ def parse_args(argv, c):
     if not args.benches_given:
         args.benches = ",".join(c.bench_names() + [REALPROG])
     set_arch(ap, args)
+    bad = check_model(args.model) if args.model else None
+    if bad:
+        ap.error(bad)
     for opt in ("benches", "backings"):
         names = (getattr(args, opt) or "").split(",")
         twice = sorted({b for b in names if names.count(b) > 1})
@@ -130,10 +137,8 @@ def parse_args(argv, c):
 
 
 def set_arch(ap, args):
-    """args.arch from --arch, the kernel's name or the host; on arm64 the
-    model preset (ARM64_PRESET) and no real-program step by default (an
-    explicit --model auto stays auto: lava/job.py asks for it on a board,
-    which is a real core)."""
+    """args.arch from --arch, the kernel's name or the host; on arm64 no
+    real-program step by default (the TLB model: model.decide())."""
     host = {"aarch64": "arm64"}.get(platform.machine(), platform.machine())
     if args.mode == "native":
         if args.arch and args.arch != host:
@@ -144,8 +149,6 @@ def set_arch(ap, args):
     elif not args.arch:
         kernel = os.path.basename(args.kernel or "")
         args.arch = "arm64" if kernel.startswith("Image") else "x86_64"
-    if args.model is None:
-        args.model = ARM64_PRESET if args.arch == "arm64" else "auto"
     if args.arch != "arm64":
         return
     benches = args.benches.split(",")
@@ -180,6 +183,7 @@ def first_meta(args, run_id, cmds, runs):
                                     "defrag": state["thp_defrag"]}),
         # the cores QEMU's vCPU threads share in guest mode (faultscale)
         "host_cpus": os.cpu_count(),
+        "tlb_model": args.tlb_model,
         "status": "running",
     }
     for bench, argv in runs:
@@ -230,13 +234,21 @@ class RunPlan:
 
 def plan_run(argv, c):
     args = parse_args(argv, c)
+    args.tlb_model = decide(args.model, args.arch,
+                            os.path.join(ROOT, contract.BENCHTOOL),
+                            cpu_flags(HOST_ROOT), ARM64_PRESET)
+    if args.tlb_model["source"] == "none":
+        # said once, here: the binaries get --model none and stay quiet
+        print("bench: " + args.tlb_model["why"], file=sys.stderr)
     benches = [b for b in args.benches.split(",") if b]
     p = profile(args.profile, args.mode, mem_available(), c,
                 llc=None if args.mode == "guest" else host_llc(),
-                arch=args.arch)
+                arch=args.arch, reaches=model_reaches(args.tlb_model["arg"]))
     if args.sizes is not None:
         override_sizes(p, args.sizes, args.arch, top=max(args.size_list))
-    runs = invocations(p, args, args.model, benches, c)
+    for note in p["notes"]:
+        print("bench: " + note, file=sys.stderr)
+    runs = invocations(p, args, args.tlb_model["arg"], benches, c)
     check.invocations(runs)
     selected = {b for bench, a in runs if bench != REALPROG
                 for b in backings_of(a)}
@@ -272,6 +284,8 @@ def main(argv=None):
     run_id = new_run_id(args.results_dir, args.mode, args.profile)
     res = Results(args.results_dir, run_id,
                   first_meta(args, run_id, cmds, runs))
+    if p["notes"]:
+        res.meta.setdefault("notes", []).extend(p["notes"])
     print("bench: %s run %s -> %s" % (args.mode, args.profile, res.dir),
           flush=True)
     node = None if guest else pinned_node(args.bindir, HOST_ROOT)

@@ -28,14 +28,73 @@ def arch_backings(c, arch):
             if not b["pool_kb"] or b["pool_kb"] in contract.arch_pools(arch)]
 
 
-# Working sets: dense near the TLB reaches (256K, 6M/8M, 64M/128M; see
-# make_sweep in runner.c for where the numbers come from).
-# The guest's sweep keeps one point at each knee: TCG time is scarce.
-QUICK_SIZES_GUEST = ["16K", "64K", "256K", "1M", "4M", "6M", "8M", "16M",
-                     "32M", "64M", "128M", "256M"]
+# The chase's working sets: a coarse sweep (BASE_SIZES: x4 steps) plus
+# points on both sides of every reach of the run's TLB model, 4 KB and
+# 2 MB entries, L1 and L2 (knee_points), so each knee is seen from below
+# and above whatever the CPU.  The guest's base stops at 256 MB (TCG time
+# is scarce), the native quick one at 1 GB.
+BASE_SIZES = ["16K", "64K", "256K", "1M", "4M", "16M", "64M", "256M"]
+BASE_SIZES_NATIVE = BASE_SIZES + ["512M", "1G"]
 
-QUICK_SIZES = ["16K", "64K", "192K", "256K", "320K", "1M", "4M", "6M", "8M",
-               "10M", "32M", "64M", "96M", "128M", "160M", "256M"]
+# The reaches a sweep brackets without a model's geometry (--model none,
+# or auto, which each binary resolves): runner.c make_sweep's, Skylake's
+# and Zen 2/3's (256K, 6M and 8M on 4 KB pages; 64M, 128M and 3G on 2 MB).
+GENERIC_REACHES = [256 << 10, 6 * MB, 8 * MB, 64 * MB, 128 * MB, 3 * GB]
+
+
+def model_reaches(model, benchtool=None):
+    """{"l1 4K": bytes, "l1 2M", "l2 4K", "l2 2M"}: the reaches of model
+    (a preset or spec; `benchtool tlbgeometry --model`), the levels and
+    sizes it caches; {} for none or auto (decided by each binary)."""
+    if not model or model in ("none", "auto"):
+        return {}
+    tool = benchtool or os.path.join(ROOT, contract.BENCHTOOL)
+    try:
+        p = subprocess.run([tool, "tlbgeometry", "--model", model],
+                           capture_output=True, text=True)
+        levels = json.loads(p.stdout)["levels"] or {}
+    except (OSError, ValueError, KeyError):
+        return {}
+    return {"%s %s" % (lv, sz): d["reach_bytes"]
+            for lv in ("l1", "l2") for sz in ("4K", "2M")
+            for d in [(levels.get(lv) or {}).get(sz)] if d}
+
+
+def whole_pages(n):
+    """n bytes rounded to whole 4 KB pages."""
+    return max(4096, round(n / 4096) * 4096)
+
+
+def knee_points(reaches, top, exact=True):
+    """Sizes 3/4 and 5/4 of each reach below top (5/4 capped at top), and
+    the reach itself where exact: a point on either side of each knee
+    (runner.c's make_sweep takes the same fractions)."""
+    out = set()
+    for r in reaches:
+        if r >= top:
+            continue
+        out |= {whole_pages(r * 3 / 4), min(whole_pages(r * 5 / 4), top)}
+        if exact:
+            out.add(whole_pages(r))
+    return out
+
+
+def chase_sizes(base, reaches, top, exact=True):
+    """The chase's --sizes: base up to top and the knee points, in bytes."""
+    got = {size_bytes(x) for x in base if size_bytes(x) <= top}
+    return ",".join(str(x) for x in sorted(got | knee_points(reaches, top, exact)))
+
+
+def beyond(reaches, top, where):
+    """A note naming the reaches top leaves unbracketed, or None."""
+    out = {k: r for k, r in reaches.items() if whole_pages(r * 5 / 4) > top}
+    if not out:
+        return None
+    return ("%s stops at %d MB: no point above the model's %s reach%s (%s)"
+            % (where, top // MB, ", ".join(sorted(out)), "es" if len(out) > 1
+               else "", ", ".join("%d MB" % (r // MB) for _, r in
+                                  sorted(out.items()))))
+
 
 # The real-program step (bench/realprog/realprog.c): xz -9 on a generated
 # corpus through hugepreload.so, one backing at a time.  xz -9 maps about
@@ -48,29 +107,38 @@ REALPROG_POOL = 720 * MB
 
 
 def profile(name, mode, mem_available=None, c=None, llc=None,
-            arch="x86_64"):
+            arch="x86_64", reaches=None):
     """The arguments of each benchmark, and the pools/memory they need.
 
     tiny: a few sizes, 2 reps: a smoke test (the guest test), not data.
     quick: >= 5 reps; the guest run fits ~4 minutes of TCG (which runs
         10-50x slower than native), so its sweep stops at 256 MB; natively
         it reaches 1 GB.
-    full: the generated sweep up to 4 GB natively (where memory allows),
-        1 GB in the guest, both hop kinds.
+    full: powers of two and the points halfway between them, up to 4 GB
+        natively (where memory allows; the chase past the model's 2 MB
+        L2 reach where a third of memory allows), 1 GB in the guest, both
+        hop kinds.
+    Every profile but tiny adds the knee points of the model's reaches
+    to the chase (knee_points()).
     "runner" holds the runner's own options for a benchmark that has no
     entry of its own: a new benchmark runs without touching this file.
     llc: the host's last-level cache in bytes (host_llc()), which sizes
     streamk natively; None in the guest or where it is unknown.
     arch: the guest's (or host's) architecture, which decides the default
     backings (contract.arch_pools()).
+    reaches: the run's TLB model's reaches (model_reaches()), which place
+    the chase's points; GENERIC_REACHES where None or empty.
+    p["notes"] says where a sweep stops short of a reach.
     """
     guest = mode == "guest"
+    reaches = reaches or {"reach %d" % i: r
+                          for i, r in enumerate(GENERIC_REACHES)}
     if name == "tiny":
         p = tiny_profile()
     elif name == "quick":
-        p = quick_profile(guest, c, arch)
+        p = quick_profile(guest, c, arch, reaches)
     elif name == "full":
-        p = full_profile(guest, mem_available)
+        p = full_profile(guest, mem_available, reaches)
     else:
         raise ValueError("unknown profile %r" % name)
     c = c or contract.load()
@@ -209,16 +277,18 @@ def tiny_profile():
                      "1", "--hops", "16K"],
         "runner": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1"],
         REALPROG: ["--corpus", "64K", "--reps", "1", "--sample-ms", "500"],
-        "max_bytes": 8 * MB, "timeout": 600,
+        "max_bytes": 8 * MB, "timeout": 600, "notes": [],
     }
 
 
-def quick_profile(guest, c, arch="x86_64"):
-    sizes = QUICK_SIZES_GUEST if guest else \
-        QUICK_SIZES + ["512M", "768M", "1G"]
+def quick_profile(guest, c, arch, reaches):
+    top = (256 if guest else 1024) * MB
+    # the guest skips the point at each reach itself: TCG time
+    sizes = chase_sizes(BASE_SIZES if guest else BASE_SIZES_NATIVE,
+                        reaches.values(), top, exact=not guest)
     stream_sizes = "64K,1M,8M,64M" if guest else "64K,1M,8M,64M,256M,1G"
     p = {
-        "chase": ["--sizes", ",".join(sizes), "--reps", "5",
+        "chase": ["--sizes", sizes, "--reps", "5",
                   "--warmup", "1", "--hops", "64K" if guest else "1M",
                   "--hop", "line" if guest else "both"],
         "stream": ["--sizes", stream_sizes, "--reps", "5", "--warmup",
@@ -237,8 +307,9 @@ def quick_profile(guest, c, arch="x86_64"):
         # 512K: about 20 s of TCG for the six backings
         REALPROG: ["--corpus", "512K", "--reps", "1", "--sample-ms", "1000"]
         if guest else ["--corpus", "16M", "--reps", "3"],
-        "max_bytes": (256 if guest else 1024) * MB,
+        "max_bytes": top,
         "timeout": 900,
+        "notes": [n for n in [beyond(reaches, top, "the quick chase")] if n],
     }
     if guest:
         # Under TCG each touched 1 GB page costs ~7 s of clearing; the
@@ -251,14 +322,32 @@ def quick_profile(guest, c, arch="x86_64"):
     return p
 
 
-def full_profile(guest, mem_available):
+def full_profile(guest, mem_available, reaches):
+    """The chase goes past every reach of the model where memory allows
+    (at least to 4 GB natively), 1 GB in the guest (TCG); the other
+    benchmarks to 4 GB natively (top).  Where the chase stops short of a
+    reach, p["notes"] says so."""
     top = GB if guest else 4 * GB
+    want = max([top] + [whole_pages(r * 5 / 4) for r in reaches.values()])
+    chase_top = top if guest else want
     if mem_available and not guest:
         # leave room: the 2M pool, a 4K mapping, the chase's cycle
         while top > 256 * MB and 3 * top > mem_available:
             top //= 2
+        chase_top = max(min(want, mem_available // 3 // (2 * MB) * (2 * MB)),
+                        top)
+    sweep = []
+    s = 16 << 10
+    while s <= chase_top:
+        sweep += [s] + ([s * 3 // 2] if s * 3 // 2 <= chase_top else [])
+        s *= 2
+    where = "the full chase" + (" (guest: TCG time)" if guest else
+                                " (a third of MemAvailable)"
+                                if chase_top < want else "")
+    notes = [n for n in [beyond(reaches, chase_top, where)] if n]
     return {
-        "chase": ["--min", "16K", "--max", str(top), "--reps", "7",
+        "chase": ["--sizes", chase_sizes(map(str, sweep), reaches.values(),
+                                         chase_top), "--reps", "7",
                   "--warmup", "1", "--hops", "1M", "--hop", "both",
                   "--model-cap", "256K"],
         "stream": ["--min", "16K", "--max", str(top), "--reps", "5",
@@ -273,7 +362,7 @@ def full_profile(guest, mem_available):
                    "--warmup", "1"],
         REALPROG: ["--corpus", "2M", "--reps", "1", "--sample-ms", "1000"]
         if guest else ["--corpus", "64M", "--reps", "5"],
-        "max_bytes": top, "timeout": 7200,
+        "max_bytes": chase_top, "timeout": 7200, "notes": notes,
     }
 
 
@@ -327,10 +416,12 @@ def guest_mem(mem, pages_1g, arch):
 
 
 def override_sizes(p, sizes, arch="x86_64", top=None):
-    """--sizes replaces the working sets of every benchmark but fault;
-    top: its largest in bytes, as the runner parses it (bench/run.py asks
-    `benchtool sizes`)."""
+    """--sizes replaces the working sets of every benchmark but fault (and
+    with them the chase's knee points and their notes); top: its largest
+    in bytes, as the runner parses it (bench/run.py asks `benchtool
+    sizes`)."""
     top = top or max(size_bytes(x) for x in sizes.split(","))
+    p["notes"] = []
     for b in ("chase", "stream", "streamk", "mlp", "runner"):
         a = list(p[b])
         for opt in ("--sizes", "--min", "--max"):

@@ -142,11 +142,13 @@ class Results:
             for k in ("warmup", "reps", "seed", "aslr_off", "cpu_pinned",
                       "timer_resolution_ns", "timer_getres_ns", "clock"):
                 m["method"].setdefault(k, val.get(k))
-            # the first benchmark that models the TLB (--model) names it
-            if "model" in val and "tlb_model" not in m:
-                m["tlb_model"] = {"preset": val.get("model"),
-                                  "counted_accesses": val.get("model_cap"),
-                                  "warm_accesses": val.get("model_cap")}
+            # the first benchmark that models the TLB (--model) adds its
+            # sample to the run's choice (cli.py; its preset where none)
+            t = m.setdefault("tlb_model", {"preset": val.get("model")}) \
+                if "model" in val else {"counted_accesses": None}
+            if "counted_accesses" not in t:
+                t.update(counted_accesses=val.get("model_cap"),
+                         warm_accesses=val.get("model_cap"))
         elif key == "hugepages":
             if not m["hugepages"]:
                 m["hugepages"] = {"%skB" % k: v for k, v in val.items()}

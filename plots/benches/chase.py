@@ -6,6 +6,7 @@ import textwrap
 
 import contract
 from parts import Job, Parts, Section
+from split import split_pages
 from benches._fixture import L1, STLB, cache_ns, fmt, miss_per_1k
 from table import (at_largest, baseline, fmt_bytes, fmt_num, fnum, order_key, page_kb, value_at,
                    wss_differ)
@@ -21,9 +22,31 @@ FIGURES = {
     "tlb-model": "MODELLED, not measured: L1 dTLB misses and page walks per 1000 accesses "
                  "(chase.csv model columns).",
 }
-# Where latency goes in the summary: first with hardware timings, after
-# the page walks (RANK_WALKS) and the fault sections (fault.py) otherwise.
-RANK_LATENCY_HW, RANK_WALKS, RANK_LATENCY_EMULATED = 10, 20, 35
+# The summary opens with TLB evidence, the page walks each backing saves
+# (RANK_WALKS); latency follows with hardware timings, else it goes after
+# the fault sections (fault.py).
+RANK_WALKS, RANK_LATENCY_HW, RANK_LATENCY_EMULATED = 5, 10, 35
+
+
+def model_label(meta):
+    """What the model's numbers are called wherever they are shown: the
+    run's meta.json tlb_model label ("MODEL: zen5 geometry of the host's
+    CPU, not measured", bench/benchrun/model.py); a run recorded before
+    it says MODEL alone."""
+    t = meta.get("tlb_model")
+    if isinstance(t, dict) and t.get("label"):
+        return t["label"]
+    return "MODEL, not measured"
+
+
+def no_model_why(meta):
+    """Why the run has no TLB model, in the run's words, or ''."""
+    t = meta.get("tlb_model")
+    if isinstance(t, dict) and t.get("source") == "none":
+        return t.get("why") or "no TLB model"
+    geo = (meta.get("other") or {}).get("tlb_geometry")
+    text = model_text(geo)
+    return text if text.startswith("no TLB model") else ""
 
 
 def model_text(geo):
@@ -89,7 +112,12 @@ def wrap(text):
     return "\n".join(textwrap.wrap(text, 110, break_on_hyphens=False))
 
 
-def jobs_of(run, chase):
+def split_text(split):
+    """The page sizes the hardware holds as smaller entries, in words."""
+    return "; ".join(f"{fmt_bytes(pk * 1024)} pages {why}" for pk, (_, why) in sorted(split.items()))
+
+
+def jobs_of(run, chase, split):
     """One set of chase figures per hop kind: line gets the plain names."""
     jobs = []
     geometry = geometry_of(run.meta, chase)
@@ -101,14 +129,21 @@ def jobs_of(run, chase):
         jobs.append(Job("latency" + sfx, "latency.gp", timing=run.timing, **common))
         jobs.append(Job("tlb" + sfx, "tlb.gp", extra=counters, **common))
         if chase.has("model_l1_misses_per_1k", rows) or chase.has("model_walks_per_1k", rows):
-            jobs.append(Job("tlb-model" + sfx, "tlb-model.gp", extra=wrap(geometry), **common))
+            label = (run.meta.get("tlb_model") or {}).get("label") \
+                if isinstance(run.meta.get("tlb_model"), dict) else None
+            text = f"{label}; {geometry}" if label else geometry
+            if split:
+                text += ("; the hardware under this run does not honour these huge-page "
+                         "curves: " + split_text(split))
+            jobs.append(Job("tlb-model" + sfx, "tlb-model.gp", extra=wrap(text), **common))
         else:
-            why = f" ({geometry})" if geometry.startswith("no TLB model") else ""
-            run.notes.append(f"tlb-model{sfx} skipped: chase.csv has no model values{why}")
+            why = no_model_why(run.meta)
+            run.notes.append(f"tlb-model{sfx} skipped: chase.csv has no model values"
+                             + (f" ({why})" if why else ""))
     return jobs
 
 
-def latency_section(crow, hop, hardware, src):
+def latency_section(crow, hop, hardware, src, split, meta):
     at_hop = f", hop {hop}" if hop else ""
     src_hop = f", rows with hop = {hop}" if hop else ""
     lat = at_largest(crow, "ns_per_access")
@@ -117,7 +152,11 @@ def latency_section(crow, hop, hardware, src):
         w, v = lat[b]
         lo = value_at(crow, b, w, "ns_min")
         hi = value_at(crow, b, w, "ns_max")
-        rows.append([b, fmt_bytes(w), fmt_num(v, "ns"), f"{fmt_num(lo)}..{fmt_num(hi)}"])
+        row = [b, fmt_bytes(w), fmt_num(v, "ns"), f"{fmt_num(lo)}..{fmt_num(hi)}"]
+        if split:
+            # beside each backing whose huge pages the hardware splits
+            row.append(split.get(page_kb(crow, b, meta), (0, ""))[1])
+        rows.append(row)
     title = "Latency at the largest working set" + at_hop
     if not hardware:
         title += f" ({contract.timing_label(src)}: not what a CPU does)"
@@ -126,17 +165,21 @@ def latency_section(crow, hop, hardware, src):
         title += " (working sets differ)"
     return Section(title, "chase.csv: ns_per_access (min..max from ns_min, ns_max) at each "
             "backing's largest wss_bytes" + src_hop + (". " + differ if differ else ""),
-            ["backing", "working set", "ns/access", "min..max"], rows,
+            ["backing", "working set", "ns/access", "min..max"]
+            + (["huge pages' TLB entries"] if split else []), rows,
             RANK_LATENCY_HW if hardware else RANK_LATENCY_EMULATED)
 
 
-def walks_section(chase, crow, hop, meta):
+def walks_section(chase, crow, hop, meta, split):
     at_hop = f", hop {hop}" if hop else ""
     src_hop = f", rows with hop = {hop}" if hop else ""
     base = baseline()
     measured = chase.has("walks_per_1k", crow)
     col = "walks_per_1k" if measured else "model_walks_per_1k"
-    kind = "measured" if measured else "MODEL"
+    kind = "measured" if measured else model_label(meta)
+    preset = (meta.get("tlb_model") or {}).get("preset") \
+        if isinstance(meta.get("tlb_model"), dict) else None
+    cell = "measured" if measured else f"MODEL {preset}" if preset else "MODEL"
     rows = []
     base_rows = [r for r in crow if r["backing"] == base]
     if chase.has(col, base_rows):
@@ -155,28 +198,36 @@ def walks_section(chase, crow, hop, meta):
             d0 = value_at(crow, base, w, col)
             v = value_at(crow, b, w, col)
             pct = f"{100.0 * (d0 - v) / d0:.0f}%" if d0 else "n/a"
-            rows.append([b, fmt_bytes(w), fmt_num(d0), fmt_num(v), fmt_num(d0 - v), pct, kind])
-        note = (f"chase.csv: {col} ({kind.lower() if measured else 'model, not measured'}) "
+            held, why = split.get(pk, (0, ""))
+            if why and not measured and held:
+                # the model held the page whole; the hardware did not
+                rows.append([b, fmt_bytes(w), fmt_num(d0), "withheld", "withheld", "withheld",
+                             f"{cell}: withheld, {why}"])
+                continue
+            rows.append([b, fmt_bytes(w), fmt_num(d0), fmt_num(v), fmt_num(d0 - v), pct,
+                         f"{cell}; {why}" if why and not measured else cell])
+        note = (f"chase.csv: {col} ({'hardware counters' if measured else 'the model'}) "
                 f"per 1000 accesses, {base} minus backing, at the largest wss_bytes both have")
     else:
         note = f"chase.csv: no {base} baseline or no {col} values"
-        geo = (meta.get("other") or {}).get("tlb_geometry")
-        if not measured and model_text(geo).startswith("no TLB model"):
-            note += "; " + model_text(geo)
+        why = "" if measured else no_model_why(meta)
+        if why:
+            note += "; " + why
+            kind = "no TLB evidence: no counters, no TLB model"
     return Section(f"Page walks saved against {base}{at_hop} ({kind})", note + src_hop,
             ["backing", "working set", f"{base} walks/1k", "backing walks/1k",
              "saved/1k", "saved", "source"], rows, RANK_WALKS)
 
 
-def sections_of(chase, meta):
+def sections_of(chase, meta, split):
     """Latency and page walks per hop kind (the page walks from counters,
-    else the model)."""
+    else the model); split: split.split_pages() of the run."""
     src = meta.get("timing_source")
     hardware = contract.timing_is_hardware(src)
     out = []
     for hop, rows in chase.hops():
-        out.append(latency_section(rows, hop, hardware, src))
-        out.append(walks_section(chase, rows, hop, meta))
+        out.append(latency_section(rows, hop, hardware, src, split, meta))
+        out.append(walks_section(chase, rows, hop, meta, split))
     return out
 
 
@@ -184,7 +235,8 @@ def parts(run):
     chase = run.usable("chase", "latency, tlb and tlb-model", DEFAULTS)
     if chase is None:
         return Parts()
-    return Parts(jobs_of(run, chase), sections_of(chase, run.meta))
+    split = split_pages(run, {page_kb(chase.rows, b, run.meta) for b in chase.backings()})
+    return Parts(jobs_of(run, chase, split), sections_of(chase, run.meta, split))
 
 
 def fixture(spec, rng):

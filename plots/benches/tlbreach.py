@@ -10,6 +10,7 @@ import textwrap
 import contract
 import tlbknees
 from parts import Job, Parts, Section
+from split import held_kb, split_pages
 from table import fmt_bytes, fmt_num, fnum, page_kb
 
 ORDER = 70
@@ -59,38 +60,31 @@ def model_reach(meta):
     return out, f"MODEL {preset} (source: {geo.get('source', 'not recorded')})"
 
 
-def reach_cells(r, claim):
-    """L1 and L2 cells of one curve: entries (last..next N), bytes, ns."""
+def reach_cells(r, claim, held=None):
+    """L1 and L2 cells of one curve: entries (last..next N), bytes, ns.
+    bytes = entries x the entry size held (held, bytes; the stride where
+    the run cannot tell otherwise): on a VM host that backs 2 MB pages
+    with 4 KB ones, 90 entries cover 360 KiB, not 180 MiB."""
     if not claim:
         return ["not claimed"] * 4
+    size = held or r["stride"]
     cells = []
     for i in range(2):
         if i < len(r["knees"]):
             k = r["knees"][i]
-            cells += [f"{k.entries:.0f}..{k.next_n:.0f} ({fmt_bytes(k.entries * r['stride'])})",
+            cells += [f"{k.entries:.0f}..{k.next_n:.0f} ({fmt_bytes(k.entries * size)})",
                       f"+{fmt_num(k.rise, 'ns')}"]
         else:
-            cells += [f"no knee to {r['max_n']:.0f} (> {fmt_bytes(r['max_n'] * r['stride'])})"
+            cells += [f"no knee to {r['max_n']:.0f} (> {fmt_bytes(r['max_n'] * size)})"
                       if i == len(r["knees"]) else "", ""]
     return cells
 
 
-def entry_covers(big, small, claim):
-    """What one L1 TLB entry covers on a huge-page backing: the bytes the
-    4 KB-stride curve reached over the entries the page-stride curve
-    found; 4 KB where the hypervisor (or the TLB) holds the page as 4 KB
-    entries."""
-    if not claim or not big["knees"] or small is None:
-        return ""
-    n = big["knees"][0].entries
-    if not small["knees"]:
-        return f">= {fmt_bytes(small['max_n'] * 4096 / n)}"
-    covers = small["knees"][0].entries * 4096 / n
-    return fmt_bytes(covers) + (" (held as 4 KB entries)" if covers < 8192 else "")
-
-
-def section_of(tr, meta):
-    """Knees per backing and stride, and the model's entries beside them."""
+def section_of(tr, meta, split=None):
+    """Knees per backing and stride, and the model's entries beside them;
+    a model row for a page size the hardware splits (split.split_pages())
+    says so beside it."""
+    split = split or {}
     src = meta.get("timing_source")
     claim = contract.timing_is_hardware(src)
     rows = []
@@ -100,9 +94,10 @@ def section_of(tr, meta):
                          reverse=True)
         curves = {st: tlbknees.reach(tr.rows, b, st) for st in strides}
         for st, r in curves.items():
-            covers = entry_covers(r, curves.get(4096), claim) \
-                if st == pk * 1024 and pk > 4 else ""
-            rows.append([b, fmt_bytes(pk * 1024), fmt_bytes(st)] + reach_cells(r, claim)
+            kb, covers = held_kb(r, curves.get(4096), pk) \
+                if claim and st == pk * 1024 and pk > 4 else (None, "")
+            rows.append([b, fmt_bytes(pk * 1024), fmt_bytes(st)]
+                        + reach_cells(r, claim, kb and kb * 1024)
                         + [covers, contract.timing_label(src)])
     model, mtext = model_reach(meta)
     for kb, size in sorted(TLB_SIZES.items()):
@@ -111,14 +106,17 @@ def section_of(tr, meta):
             for lv in ("l1", "l2"):
                 n, held = model.get(lv, {}).get(size, (0, 0))
                 cells += [f"{n} ({fmt_bytes(n * held * 1024)})" if n else "not cached", ""]
-            rows.append(["model", fmt_bytes(kb * 1024), "", *cells, "", mtext])
+            why = split.get(kb, (0, ""))[1]
+            rows.append(["model", fmt_bytes(kb * 1024), "", *cells, "",
+                         f"{mtext}; not what this hardware held: {why}" if why else mtext])
     title = "TLB reach from timing: knees of the page chain over the line chain"
     if not claim:
         title += f" ({contract.timing_label(src)}: says nothing of a TLB, no knees claimed)"
     elif (meta.get("machine") or {}).get("hypervisor"):
         title += " (host is a VM: each miss is a two-dimensional walk, guest and host page tables)"
     note = ("tlbreach.csv: knees of excess_min_ns against pages (bench/tlbknees.py): "
-            "entries = last..next pages measured, bytes = entries x stride, ns = the rise "
+            "entries = last..next pages measured, bytes = entries x the entry size held "
+            "(one L1 entry covers, where tlbreach tells; else the stride), ns = the rise "
             "at the knee (L1: an L1 TLB miss that hits the L2 TLB; L2: a page walk, "
             "rising further with N); one L1 entry covers = bytes the 4 KB-stride curve "
             "reached at its L1 knee / entries at the page stride. " + (mtext if not model else "model rows: " + mtext))
@@ -135,7 +133,7 @@ def parts(run):
     if tr is None:
         return Parts()
     meta, timing, src = run.meta, run.timing, run.source
-    sec = section_of(tr, meta)
+    sec = section_of(tr, meta, split_pages(run, set(TLB_SIZES)))
     # on a VM host the caption says the walks are two-dimensional
     tnote = timing if contract.timing_is_hardware(src) else \
         f"{contract.timing_label(src)}: no knees claimed"

@@ -15,9 +15,10 @@ import unittest
 
 import test_mlp
 from benchbin import BenchRun
-from common import ROOT, contract
+from common import BENCHTOOL, ROOT, contract
 
 import benchrun as run  # noqa: E402
+from benchrun.model import decide  # noqa: E402
 # the page sizes only the arm64 guest has (the contract's pool table)
 ARM64_ONLY = [p for p in contract.POOLS if "x86_64" not in p.arches]
 BASES = ("hugetlbfs", "shm", "devhugetlb", "maphugetlb", "memfd")
@@ -66,8 +67,12 @@ class Backings(unittest.TestCase):
 
 class GuestRun(unittest.TestCase):
     def args(self, *extra):
-        return run.parse_args(["--mode", "guest", "--profile", "tiny"] +
-                              list(extra), contract.load())
+        a = run.parse_args(["--mode", "guest", "--profile", "tiny"] +
+                           list(extra), contract.load())
+        # as plan_run decides it (x86_64: from this host's CPU)
+        a.tlb_model = decide(a.model, a.arch, BENCHTOOL, set(),
+                             run.ARM64_PRESET)
+        return a
 
     def command(self, args):
         c = contract.load()
@@ -75,7 +80,7 @@ class GuestRun(unittest.TestCase):
         benches = args.benches.split(",")
         if run.REALPROG not in benches:     # as run.main does
             p.pop(run.REALPROG, None)
-        runs = run.invocations(p, args, args.model, benches, c)
+        runs = run.invocations(p, args, args.tlb_model["arg"], benches, c)
         run.size_pools(p, together=run.together(runs, c), arch=args.arch)
         return run.guest_command(p, args, runs, c), runs
 
@@ -88,13 +93,13 @@ class GuestRun(unittest.TestCase):
         self.assertEqual(self.args().arch, "x86_64")
 
     def test_arm64_models_a_neoverse_n1_unless_told(self):
-        self.assertEqual(self.args("--arch", "arm64").model, "neoverse-n1")
-        self.assertEqual(self.args("--arch", "arm64", "--model", "skylake")
-                         .model, "skylake")
-        self.assertEqual(self.args().model, "auto")
+        def arg(*extra):
+            return self.args(*extra).tlb_model["arg"]
+        self.assertEqual(arg("--arch", "arm64"), "neoverse-n1")
+        self.assertEqual(arg("--arch", "arm64", "--model", "skylake"),
+                         "skylake")
         # asked for (lava/job.py on a board, a real core), auto stays auto
-        self.assertEqual(self.args("--arch", "arm64", "--model", "auto")
-                         .model, "auto")
+        self.assertEqual(arg("--arch", "arm64", "--model", "auto"), "auto")
         _, runs = self.command(self.args("--arch", "arm64"))
         chase = dict(runs)["chase"]
         self.assertEqual(chase[chase.index("--model") + 1], "neoverse-n1")

@@ -112,9 +112,9 @@ class TestBadOptions(unittest.TestCase):
         ("chase", ["--hop", "pages"], "--hop: 'pages'"),
         ("chase", ["--model", "nope"], "--model: 'nope' is not auto"),
         # one message for every benchmark that models (bench/tlbuse.c)
-        ("chase", ["--model", "nope"], "is not auto, a preset (haswell, "),
-        ("mlp", ["--model", "nope"], "--model: 'nope' is not auto, a preset "
-         "(haswell, broadwell, skylake, "),
+        ("chase", ["--model", "nope"], "is not auto, none, a preset (haswell, "),
+        ("mlp", ["--model", "nope"], "--model: 'nope' is not auto, none, a "
+         "preset (haswell, broadwell, skylake, "),
         ("stream", ["--min-bytes", "1Q"], "--min-bytes: '1Q'"),
         ("fault", ["--backings", "devzero,nope"], "no backing 'nope'"),
         ("fault", ["--sizes", "4M,abc"], "--sizes: 'abc'"),

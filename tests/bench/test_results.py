@@ -112,6 +112,18 @@ class TestResults(unittest.TestCase):
                          (5, True, 1))
         self.assertEqual(self.res.meta["tlb_model"]["preset"], "zen3")
 
+    def test_method_meta_adds_its_sample_to_the_runs_model(self):
+        # run.py records its choice first (model.py); the binary's sample
+        # joins it, the choice and its source stay
+        self.res.meta["tlb_model"] = {"preset": "goldencove",
+                                      "source": "host-flags"}
+        self.res.handle('@meta method {"bench": "stream", "reps": 5}')
+        self.res.handle('@meta method {"bench": "chase", "reps": 5, '
+                        '"model": "goldencove", "model_cap": 4096}')
+        self.assertEqual(self.res.meta["tlb_model"], {
+            "preset": "goldencove", "source": "host-flags",
+            "counted_accesses": 4096, "warm_accesses": 4096})
+
     def test_repetition_order_kept_per_benchmark(self):
         o = {"bench": "chase", "wss_bytes": 65536, "point": "line",
              "interleaved": True, "reason": "", "backings": ["a", "b"],

@@ -117,6 +117,10 @@ def main():
     tcg = guest_meta(
         "20250114-101500-tcg-fixture", "quick", "Intel(R) Xeon(R) Platinum 8480+", "tcg",
         512, "skylake", warmup=1, reps=5,
+        # as bench/run.py records a preset named with MODEL=skylake
+        tlb_model={"arg": "skylake", "preset": "skylake", "source": "named",
+                   "why": "--model skylake (MODEL=)",
+                   "label": "MODEL: skylake geometry named by MODEL=/--model, not measured"},
         counters={"l1-dtlb-load-misses": {"available": False, "reason": no_pmu,
                                           "column": "l1_dtlb_misses_per_1k"},
                   "page-walks": {"available": False, "reason": no_pmu,

@@ -212,7 +212,7 @@ class Rendered(unittest.TestCase):
     def test_model_is_titled_as_model_with_geometry(self):
         tcg = svg_text(self.fig("tcg", "tlb-model"))
         self.assertIn("MODEL, not measured", tcg)
-        self.assertIn("skylake", tcg)
+        self.assertIn("MODEL: skylake geometry named by MODEL=/--model, not measured", tcg)
         # kvm's meta.json has bench/'s tlb_model key instead of model
         kvm = svg_text(self.fig("kvm", "tlb-model"))
         self.assertIn("model geometry: zen3 (meta.json tlb_model", kvm)
@@ -247,7 +247,11 @@ class Rendered(unittest.TestCase):
         with open(os.path.join(self.runs["tcg"], "index.html")) as f:
             page = f.read()
         self.assertIn(TCG_NOTE, page)
-        self.assertIn("Page walks saved against devzero, hop line (MODEL)", page)
+        # the first headline is TLB evidence, the model named by its label
+        first = page.index("<h3>")
+        self.assertEqual(page[first:page.index("</h3>", first)],
+                         "<h3>Page walks saved against devzero, hop line (MODEL: skylake "
+                         "geometry named by MODEL=/--model, not measured)")
         self.assertIn("memfd-1G skipped", page)
         with open(os.path.join(self.runs["kvm"], "index.html")) as f:
             page = f.read()
@@ -350,7 +354,7 @@ class Variants(unittest.TestCase):
 
     def test_summary_under_tcg_leads_with_what_holds_there(self):
         # TCG latency is emulated: walks and faults first, latency last and
-        # titled as emulated; with hardware timing latency leads.
+        # titled as emulated; with hardware timing latency follows the walks.
         rc, out, err = render(self.run)
         self.assertEqual((rc, err), (0, ""))
         walks = out.index("Page walks saved against devzero")
@@ -366,8 +370,10 @@ class Variants(unittest.TestCase):
                       "kernel's fault path)", out)
         self.edit_meta(timing_source="native", qemu=None, mode="native")
         rc, out, err = render(self.run)
+        self.assertLess(out.index("Page walks saved against devzero"),
+                        out.index("Latency at the largest working set"))
         self.assertLess(out.index("Latency at the largest working set"),
-                        out.index("Page walks saved against devzero"))
+                        out.index("Fault cost relative to devzero"))
         self.assertNotIn("not what a CPU does", out)
 
     def test_native_run_on_a_vm_says_so_in_every_figure(self):
@@ -413,7 +419,9 @@ class Variants(unittest.TestCase):
         rc, out, err = render(self.run)
         self.assertEqual((rc, err), (0, ""))
         text = svg_text(os.path.join(self.run, "tlb-model.svg"))
-        self.assertIn("model geometry: skylake;policy=plru = l1:4k:64:4:plru;"
+        # after the run's label (meta.json tlb_model)
+        self.assertIn("model geometry: MODEL: skylake geometry named by MODEL=/--model, "
+                      "not measured; skylake;policy=plru = l1:4k:64:4:plru;"
                       "l2:4k+2m:1536:12:plru (source: Intel SDM); the model leaves out "
                       "page-walk caches", text.replace("\n", " "))
 

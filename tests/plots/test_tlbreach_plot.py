@@ -108,6 +108,9 @@ class TlbreachFigure(unittest.TestCase):
         sec = section(self.render(self.make_run("kvm", curves)))
         huge = [l for l in sec if l.startswith("  maphugetlb ")]
         self.assertIn("4 KiB (held as 4 KB entries)", huge[0])
+        # bytes are the entries times the 4 KB held, not times the stride
+        self.assertIn("64..76 (256 KiB)", huge[0])
+        self.assertNotIn("128 MiB", huge[0])
 
     def test_vm_host_says_two_dimensional(self):
         run = self.make_run("kvm", machine={"hypervisor": True})
