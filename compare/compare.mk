@@ -32,7 +32,7 @@ endif
 
 .PHONY: compare check-regression record-baseline test-compare
 
-compare: deps
+compare: deps-bench
 	@if [ -z "$(A)" ] || [ -z "$(B)" ]; then \
 		echo "usage: make compare A=<rev> B=<rev> [ICOUNT=1] (rev: current, rfc, slow or a git revision)" >&2; \
 		exit 2; fi
@@ -41,10 +41,10 @@ compare: deps
 		--benches $(COMPARE_BENCHES) --backings $(COMPARE_BACKINGS) \
 		$(if $(filter 1,$(ICOUNT)),--icount)
 
-check-regression: deps
+check-regression: deps-bench
 	python3 compare/compare.py check --threshold $(CHECK_THRESHOLD)
 
-record-baseline: deps
+record-baseline: deps-bench
 	python3 compare/compare.py record-baseline
 
 test-compare:
