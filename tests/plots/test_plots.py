@@ -261,6 +261,17 @@ class Rendered(unittest.TestCase):
             self.assertIn(want, out)
         self.assertIn("measured", self.results["kvm"][1])
 
+    def test_summary_txt_is_the_printed_summary(self):
+        for run in self.runs:
+            with self.subTest(run=run):
+                with open(os.path.join(self.runs[run], "summary.txt")) as f:
+                    text = f.read()
+                self.assertIn("Latency at the largest working set", text)
+                # The file is the summary the terminal showed, word for word.
+                self.assertIn(text, self.results[run][1])
+                self.assertIn("summary: " + os.path.join(os.path.realpath(self.runs[run]),
+                                                        "summary.txt"), self.results[run][1])
+
     def test_committed_fixture_untouched(self):
         for name in ("tcg", "kvm"):
             self.assertEqual(sorted(os.listdir(os.path.join(FIXTURE, name))),
