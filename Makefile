@@ -59,6 +59,7 @@ include lava/lava.mk
 .PHONY: help deps deps-bench deps-test deps-lava kernel initramfs series-tree series-export test test-host test-reliability test-bench-guest test-lava-run test-lava test-fresh test-kernel-build bench checkpatch check-builds soak mutants-suite clean
 
 help:
+	@echo "make help         this list; README.md's table says more of each"
 	@echo "make deps         install every missing Debian package (apt-get; root only if one is missing)"
 	@echo "make deps-bench   only what make bench needs (also deps-test, deps-lava; scripts/deps.sh --list --for bench)"
 	@echo "make kernel       extract linux-source-6.12, apply kernel/patches, build bzImage (cached)"
@@ -85,6 +86,7 @@ help:
 	@echo "make fleet-report RUNS=\"results/a results/b\"   machines side by side"
 	@echo "make test-lava    the quick job through a LAVA server and worker on loopback (minutes)"
 	@echo "ARCH=arm64        with deps, kernel, initramfs, test, soak, bench: the arm64 guest (TCG)"
+	@echo "make clean        remove build/ and plots/latest (results/ stays)"
 	@echo "./run-qemu.sh --help   boot the guest by hand"
 
 # make deps installs everything; each target asks only for its own set
