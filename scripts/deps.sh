@@ -136,7 +136,9 @@ if [ "$(id -u)" != 0 ]; then
 	make_deps="make deps"
 	[ "$set_" = all ] || make_deps="make deps-$set_"
 	[ "$arch" = x86_64 ] || make_deps="$make_deps ARCH=$arch"
-	echo "deps: not root, so nothing was installed: run 'sudo $make_deps'${missing:+, or 'sudo apt-get install$missing'}" >&2
+	apt=
+	[ -z "$missing" ] || apt=", or 'sudo apt-get install$missing'"
+	echo "deps: not root, so nothing was installed: run 'sudo $make_deps'$apt" >&2
 	exit 1
 fi
 echo "deps: installing:$missing${foreign:+ (and the arm64 package lists)}"
