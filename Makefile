@@ -56,10 +56,12 @@ include plots/plots.mk
 include compare/compare.mk
 include lava/lava.mk
 
-.PHONY: help deps kernel initramfs series-tree series-export test test-host test-reliability test-bench-guest test-lava-run test-lava test-fresh test-kernel-build bench checkpatch check-builds soak mutants-suite clean
+.PHONY: help deps deps-bench deps-test deps-lava kernel initramfs series-tree series-export test test-host test-reliability test-bench-guest test-lava-run test-lava test-fresh test-kernel-build bench checkpatch check-builds soak mutants-suite clean
 
 help:
-	@echo "make deps         install missing Debian packages (apt-get; needs root)"
+	@echo "make help         this list; README.md's table says more of each"
+	@echo "make deps         install every missing Debian package (apt-get; root only if one is missing)"
+	@echo "make deps-bench   only what make bench needs (also deps-test, deps-lava; scripts/deps.sh --list --for bench)"
 	@echo "make kernel       extract linux-source-6.12, apply kernel/patches, build bzImage (cached)"
 	@echo "make series-tree  kernel/patches as commits in build/series (FORCE=1 discards unexported work)"
 	@echo "make series-export   build/series back into kernel/patches, the deltas rebased"
@@ -84,20 +86,27 @@ help:
 	@echo "make fleet-report RUNS=\"results/a results/b\"   machines side by side"
 	@echo "make test-lava    the quick job through a LAVA server and worker on loopback (minutes)"
 	@echo "ARCH=arm64        with deps, kernel, initramfs, test, soak, bench: the arm64 guest (TCG)"
+	@echo "make clean        remove build/ and plots/latest (results/ stays)"
 	@echo "./run-qemu.sh --help   boot the guest by hand"
 
+# make deps installs everything; each target asks only for its own set
+# (scripts/deps.sh says which package is for what), so make bench needs
+# neither root nor LAVA's server where the bench's packages are installed.
 deps:
 	@scripts/deps.sh $(ARCH)
+
+deps-bench deps-test deps-lava:
+	@scripts/deps.sh --for $(@:deps-%=%) $(ARCH)
 
 # kernel/build.sh decides from a hash of tarball, series and config
 # fragments whether anything needs building, so this target always asks it;
 # it rebuilds incrementally, recompiling only what the change touches.
 # KERNEL_PATCHES=DIR builds another series (compare/compare.py does).
-kernel: deps
+kernel: deps-bench
 	@kernel/build.sh $(KERNEL_ARCH) --variant $(KERNEL_VARIANT) $(KERNEL_CONFIGS) $(if $(KERNEL_PATCHES),--patches $(KERNEL_PATCHES))
 
 # The series as a git tree and back (kernel/README.md).
-series-tree: deps
+series-tree: deps-bench
 	@kernel/series.py tree $(if $(filter 1,$(FORCE)),--force)
 
 series-export:
@@ -113,13 +122,13 @@ test-host:
 # The guest suites of make test, each alone, on the kernel and initramfs
 # built before (make kernel initramfs); ONLY=<case>,... for reliability's
 # cases (tests/reliability.py --help).
-test-reliability: deps
+test-reliability: deps-test
 	@python3 tests/reliability.py --kernel $(KERNEL) --initrd $(INITRAMFS) $(if $(filter arm64,$(ARCH)),--arch arm64) $(if $(ONLY),--only $(ONLY))
 
-test-bench-guest: deps
+test-bench-guest: deps-test
 	@tests/bench/guest_test.sh $(if $(filter arm64,$(ARCH)),--arch arm64) --kernel $(KERNEL) --initrd $(INITRAMFS)
 
-test-lava-run: deps
+test-lava-run: deps-test
 	@python3 tests/lava_run_test.py --kernel $(KERNEL) --initrd $(INITRAMFS)
 
 # Small semantic changes (tests/mutants/: the tests' authors' list and one
@@ -131,7 +140,7 @@ mutants-suite: bench-bins
 		$(foreach l,$(MUTANTS_LIST),--list $(l))
 
 # Several kernel builds (incremental ones and one from scratch).
-test-kernel-build: deps
+test-kernel-build: deps-test
 	@python3 tests/kbuild/incremental.py $(KERNEL_CONFIGS)
 
 # Cheap (a cpio of ~40 MB), so rebuilt whenever asked for.  The arm64 one
@@ -147,7 +156,7 @@ initramfs: kernel $(INITRAMFS_BINS)
 
 # HOST_TESTS=0: leave the host unit suites to another run: ARCH=arm64 to
 # the x86_64 make test, the x86_64 one to make test-fresh (as CI does).
-test: deps
+test: deps-test
 	@python3 tests/run.py --kernel $(KERNEL) --initrd $(INITRAMFS) --variant $(KERNEL_VARIANT) --make-args "DEBUG=$(DEBUG)" $(if $(filter arm64,$(ARCH)),--arch arm64) $(if $(filter 0,$(HOST_TESTS)),--no-host-tests)
 
 # bench-check (bench/bench.mk) refuses bad input first, in seconds; only
@@ -157,24 +166,24 @@ bench: bench-check
 	@$(MAKE) --no-print-directory bench-guest KERNEL=$(KERNEL) INITRAMFS=$(INITRAMFS)
 	@$(MAKE) --no-print-directory plots
 
-checkpatch: deps
+checkpatch: deps-test
 	@kernel/checkpatch.sh
 
 # make deps and the suites that need no kernel, in a new Debian 12 root
 # (debootstrap): a missing install step fails here, not on a new machine.
 # REV=<revision> tests another commit (default HEAD; only committed work).
-test-fresh: deps
+test-fresh: deps-test
 	@tests/fresh.sh $(REV)
 
 # Slow (three tinyconfig kernels, each compiled twice for W=1/sparse): not in
 # make test.
-check-builds: deps
+check-builds: deps-test
 	@kernel/check-builds.sh
 
 # Longer than CI's short stress run: SOAK_SECONDS per program, seeded (SOAK_SEED).
 SOAK_SEED ?= 1
 SOAK_SECONDS ?= 600
-soak: deps
+soak: deps-test
 	@python3 tests/reliability.py --kernel $(KERNEL) --initrd $(INITRAMFS) \
 		$(if $(filter arm64,$(ARCH)),--arch arm64) \
 		--only stress,fuzz --seed $(SOAK_SEED) --stress-seconds $(SOAK_SECONDS)

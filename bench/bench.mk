@@ -157,7 +157,7 @@ bench_check_tools = command -v python3 && command -v $(firstword $(BENCH_CC)) \
 bench-check: CHECK_MODE := guest
 bench-check-native: CHECK_MODE := native
 bench-check bench-check-native:
-	@{ $(bench_check_tools); } >/dev/null || $(MAKE) --no-print-directory deps; \
+	@{ $(bench_check_tools); } >/dev/null || $(MAKE) --no-print-directory deps-bench; \
 	python3 bench/run.py --mode $(CHECK_MODE) $(BENCH_RUN_ARGS) --dry-run >/dev/null
 
 bench-bins: $(BENCH_BINS) $(BENCH_TOOLS) $(PRELOAD_SO) $(REALPROG) \

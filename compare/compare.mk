@@ -40,13 +40,13 @@ compare:
 		echo "usage: make compare A=<rev> B=<rev> [ICOUNT=0|1] (rev: current, rfc, slow, a git revision or image:<bzImage>)" >&2; \
 		exit 2; fi
 	@python3 compare/compare.py run $(compare_args) --check
-	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory deps-bench
 	python3 compare/compare.py run $(compare_args)
 
-check-regression: deps
+check-regression: deps-bench
 	python3 compare/compare.py check --threshold $(CHECK_THRESHOLD)
 
-record-baseline: deps
+record-baseline: deps-bench
 	python3 compare/compare.py record-baseline
 
 test-compare:

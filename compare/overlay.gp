@@ -18,7 +18,13 @@ if (ARGC < 8) {
 	exit error "usage: gnuplot -c compare/overlay.gp DAT MED OUT TITLE YLABEL LA LB N"
 }
 dat = ARG1; med = ARG2; out = ARG3; la = ARG6; lb = ARG7; n = int(ARG8)
-set title ARG4 noenhanced
+# The title names both runs (often paths) and what is measured: on one line
+# it runs past the figure's edges, so it is broken before " vs B=" and
+# before the first " (" after that, into at most three centred lines.
+brk(s, t) = strstrt(s, t) ? s[1:strstrt(s, t) - 1] . "\n" . s[strstrt(s, t) + 1:] : s
+head = brk(ARG4, " vs B=")
+tail = strstrt(head, "\n") ? head[strstrt(head, "\n") + 1:] : ""
+set title (tail ne "" ? head[1:strstrt(head, "\n")] . brk(tail, " (") : brk(head, " (")) noenhanced
 set ylabel ARG5 noenhanced
 set logscale y
 set xrange [-0.6:n-0.4]

@@ -115,6 +115,19 @@ def series_id(arch):
         return "unknown"
 
 
+def unbuilt_warning(arch):
+    """A warning when the job's kernel is not built here yet (its .series
+    file, written with it by kernel/build.sh, is missing): the job then
+    says series=unknown and the lab fetches whatever lies at the URL."""
+    if series_id(arch) != "unknown":
+        return None
+    kernel = contract.GUEST_FILES[arch][0]
+    more = " ARCH=arm64" if arch == "arm64" else ""
+    return ("warning: %s is not built (no %s.series), so the job says "
+            "hugetlb.series=unknown: run 'make kernel initramfs%s' before serving "
+            "the artifacts" % (kernel, kernel, more))
+
+
 def kernel_args(append, device, accel, arch):
     """The pools (and for qemu run-qemu.sh's console and TCG arguments)
     plus the guest's job words; a lab's device type adds its console."""
@@ -277,6 +290,9 @@ def main(argv=None):
         print("lava-job: %s" % args.out)
     else:
         sys.stdout.write(text)
+    warning = unbuilt_warning(args.arch)
+    if warning:
+        print("lava-job: %s" % warning, file=sys.stderr)
     return 0
 
 

@@ -9,8 +9,9 @@
 #             drawn straight from it, so it can be redrawn from the run folder.
 #   OUT       output path without extension: OUT.svg and OUT.png are written.
 #             Ending OUT in .svg or .png writes only that format.
-#   CAPTION   one or two lines (a newline character splits them) naming host, accelerator, kernel, series id and profile
-#             (plots/render.py builds it from meta.json).
+#   CAPTION   two lines (a newline character splits them) naming host, accelerator, kernel, series id and profile
+#             (plots/render.py builds it from meta.json), a third on a
+#             virtual machine's native run; the TIMING note goes below its last.
 #   TIMING    where the times come from, e.g. "TCG: emulated timing, not
 #             hardware"; empty for native timings.
 #   BACKINGS  space-separated backings to draw, in order.  Empty: every
@@ -122,12 +123,17 @@ set errorbars small
 # FIGTITLE and SOURCENOTE, then evals SET_HEAD per format (and UNSET_HEAD after
 # the first panel of a multiplot so the heading is drawn once).
 TIMINGCOLOR = "#B00000"
+# Lines of a label: CAP_EXTRA is the height the caption takes beyond two
+# lines, which the TIMING note moves down by and a figure placing its panels
+# at fixed screen positions adds to the space above them.
+nlines(s) = strstrt(s, "\n") ? 1 + nlines(s[strstrt(s, "\n") + 1:]) : 1
+CAP_EXTRA = 18.0 * (nlines(CAPTION) > 2 ? nlines(CAPTION) - 2 : 0)
 SET_HEAD = "set label 81 FIGTITLE . HOPTITLE at screen 0.5, screen 1 - 20.0 / FIG_H center font ',15' front; " . \
            "set label 82 CAPTION at screen 0.5, screen 1 - 42.0 / FIG_H center font ',11' front; " . \
-           "set label 83 TIMING at screen 0.5, screen 1 - 78.0 / FIG_H center font ',12' tc rgb TIMINGCOLOR front; " . \
+           "set label 83 TIMING at screen 0.5, screen 1 - (78.0 + CAP_EXTRA) / FIG_H center font ',12' tc rgb TIMINGCOLOR front; " . \
            "set label 84 'source: ' . SOURCE . ': ' . SOURCENOTE . HOPSOURCE at screen 0.01, screen 14.0 / FIG_H font ',9' front"
 UNSET_HEAD = "unset label 81; unset label 82; unset label 83; unset label 84"
-set tmargin 7
+set tmargin 7 + CAP_EXTRA / 18
 set bmargin 5
 set rmargin 5
 

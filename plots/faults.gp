@@ -82,7 +82,7 @@ do for [fmt in OUTFMTS] {
     if (NLO == NLO) { set yrange [NLO:NHI] } else { set yrange [*:*] }
     set format y "%g"
     set ylabel "faults per MB (faults_per_mb, log scale)"
-    set title "faults taken: demand (solid) vs populate (hatched); a 0 is not drawn (log scale)"
+    set title "faults taken: demand (solid) vs populate (hatched); a 0 is not drawn"
     CLAUSES = CLAUSE("SEL_DEM_N", DEMAND_N) . CLAUSE("SEL_POP_N", POPULATE_N)
     NOTE = "no faults counted (faults_per_mb empty or 0)"
     eval PLOT_OR_NOTE

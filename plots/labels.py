@@ -3,8 +3,34 @@
 caption (machine, software, run) and the timing note."""
 import json
 import os
+import re
 
 import contract
+
+# CPUID's vendor strings and hypervisor signatures, in words.
+VENDORS = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD", "HygonGenuine": "Hygon",
+           "CentaurHauls": "Centaur", "  Shanghai  ": "Zhaoxin"}
+HYPERVISORS = {"TCGTCGTCGTCG": "TCG emulation (QEMU)", "KVMKVMKVM": "KVM",
+               "Microsoft Hv": "Hyper-V", "VMwareVMware": "VMware", "XenVMMXenVMM": "Xen",
+               "bhyve bhyve ": "bhyve", "ACRNACRNACRN": "ACRN", "VBoxVBoxVBox": "VirtualBox"}
+# perf's VENDOR-FAMILY-MODEL[-STEPPING]: family decimal, model and stepping hex.
+CPUID_RE = re.compile(r"\b(%s)-(\d+)-([0-9A-Fa-f]+)(?:-([0-9A-Fa-f]+))?\b"
+                      % "|".join(v for v in VENDORS if v.strip() == v))
+HYPERVISOR_RE = re.compile(r"\bhypervisor (%s)" % "|".join(
+    re.escape(h) for h in HYPERVISORS))
+
+
+def in_words(text):
+    """text with perf's CPU ids (AuthenticAMD-15-6B-1) and CPUID hypervisor
+    signatures (TCGTCGTCGTCG) said in words: "AMD CPU (family 15 model 107,
+    stepping 1)", "TCG emulation (QEMU)"."""
+    def cpu(m):
+        words = f"{VENDORS[m.group(1)]} CPU (family {int(m.group(2))} model {int(m.group(3), 16)}"
+        if m.group(4):
+            words += f", stepping {int(m.group(4), 16)}"
+        return words + ")"
+    text = CPUID_RE.sub(cpu, text)
+    return HYPERVISOR_RE.sub(lambda m: HYPERVISORS[m.group(1)], text)
 
 
 def load_meta(run):

@@ -10,8 +10,9 @@ plots/benches/<benchmark>.py (see plots/benches/__init__.py), found by
 name: for each figure it runs `gnuplot -c plots/FIG.gp DATA OUT CAPTION
 TIMING BACKINGS EXTRA HOPCOL HOP COLOURS` (plots/draw.py), writing OUT.svg
 and OUT.png into RUN; the labels are passed as arguments, never as gnuplot
-code.  Then it writes RUN/index.html (metadata, figures, summary), prints
-the same summary, and points plots/latest at RUN.  This is the one place
+code.  Then it writes RUN/index.html (metadata, figures, summary), writes
+the summary as text to RUN/summary.txt and prints it, and points
+plots/latest at RUN.  This is the one place
 the run's summary is computed.  It reads what bench/ wrote (the CSVs, by
 their header's names, and meta.json) and, from bench/contract.py, each
 CSV's columns and the backings' order and colours.
@@ -111,7 +112,11 @@ def main(argv=None):
     jobs, sections = collect(run)
     figures, failed, noisy = draw(path, run.caption, jobs, run.notes)
     write_index(run, meta_problem, sections, figures, benches.figure_texts(), data_files(run))
-    print(text_summary(path, run.caption, summary_lead(meta), sections, figures, run.notes))
+    summary = text_summary(path, run.caption, summary_lead(meta), sections, figures, run.notes)
+    with open(os.path.join(path, "summary.txt"), "w") as f:
+        f.write(summary + "\n")
+    print(summary)
+    print(f"summary: {os.path.join(path, 'summary.txt')}")
     print(f"index: {os.path.join(path, 'index.html')}")
     if not a.no_link:
         link_latest(path, a.link)

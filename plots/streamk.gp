@@ -9,9 +9,10 @@
 # kernel, mb_per_s).  One group of bars per kernel
 # (copy, scale, add, triad), one bar per backing: mb_per_s, the best
 # iteration after the first, in 10^6 bytes/s, at the largest wss_bytes in
-# the file.  EXTRA is a line under the heading: plots/render.py passes
-# whether the arrays met STREAM's 4x-last-level-cache rule (meta.json
-# other.streamk_llc).  Arguments are described in plots/common.gp.
+# the file.  EXTRA is under the heading: plots/render.py passes whether
+# the arrays met STREAM's 4x-last-level-cache rule (meta.json
+# other.streamk_llc), wrapped to lines; the plot starts below its last line
+# and the figure grows by as much.  Arguments are described in plots/common.gp.
 
 FIG_W = 1100; FIG_H = 660
 FIGTITLE = "STREAM kernels (own loops, best of the iterations after the first): MB/s per backing"
@@ -41,12 +42,14 @@ set yrange [0:*]
 set ylabel "MB/s (10^6 bytes/s), best iteration"
 set key outside right top vertical title "backing"
 set rmargin 18
-set tmargin 8
+EXTRA_LINES = nlines(EXTRA)
+FIG_H = FIG_H + 17 * (EXTRA_LINES - 1)
+set tmargin 8 + CAP_EXTRA / 18 + (EXTRA_LINES - 1)
 
 do for [fmt in OUTFMTS] {
     eval TERM(fmt)
     eval SET_HEAD
-    set label 85 EXTRA at screen 0.5, screen 1 - 98.0 / FIG_H center font ',10' front
+    set label 85 EXTRA at screen 0.5, screen 1 - (98.0 + CAP_EXTRA) / FIG_H center font ',10' front
     set output OUTSTEM . "." . fmt
     CLAUSES = CLAUSE("SEL", BARS)
     NOTE = "no copy, scale, add or triad rows at " . WSSTXT

@@ -21,11 +21,11 @@ call ARG0[1:strlen(ARG0)-strlen("tlb-model.gp")] . "common.gp" ARG1 ARG2 ARG3 AR
 # note; the line under the title names the geometry instead.
 TIMING = EXTRA ne "" ? "model geometry: " . EXTRA : "model geometry not recorded"
 TIMINGCOLOR = "#444444"
-# The geometry may wrap to several lines (render.py wraps it): the panels
-# start below its last line, and the figure grows by as much.  The key sits
+# The geometry may wrap to several lines (render.py wraps it), and the
+# caption may have a third (common.gp's CAP_EXTRA): the panels start below
+# the geometry's last line, and the figure grows by as much.  The key sits
 # right of both panels, where a long list of backings covers no curve.
-nlines(s) = strstrt(s, "\n") ? 1 + nlines(s[strstrt(s, "\n") + 1:]) : 1
-GEO_EXTRA = 17.0 * (nlines(TIMING) - 1)
+GEO_EXTRA = 17.0 * (nlines(TIMING) - 1) + CAP_EXTRA
 FIG_H = FIG_H + GEO_EXTRA
 PANEL_TOP = 1 - (110.0 + GEO_EXTRA) / FIG_H
 SOURCENOTE = "x = wss_bytes, y = model_l1_misses_per_1k (left), model_walks_per_1k (right), computed by the benchmark"

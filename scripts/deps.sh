@@ -1,10 +1,20 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Install the Debian packages the project needs, if any are missing.
-# Run by `make deps`, which `make bench` and `make test` both run first.
+# Install the Debian packages a target needs, if any are missing.
 #
-#   scripts/deps.sh [x86_64|arm64]
-#   scripts/deps.sh --list [x86_64|arm64]   print the packages, install nothing
+#   scripts/deps.sh [--for SET] [x86_64|arm64]
+#   scripts/deps.sh --list [--for SET] [x86_64|arm64]   print them, install nothing
+#
+# SET is what the packages are for (default all):
+#   bench  make kernel, initramfs, bench, plots, compare (make deps-bench)
+#   test   bench's and those of make test, checkpatch, check-builds,
+#          test-fresh (make deps-test)
+#   lava   bench's and those of make lava-job's check, lava-fetch and
+#          test-lava's loopback lab (make deps-lava)
+#   all    every one of them (make deps)
+# Nothing missing: nothing is run, root or not (no apt-get).  Something
+# missing and not root: the missing packages and the command that installs
+# them, exit 1.
 #
 # The guest architecture (the Makefile's ARCH, default x86_64) decides what
 # else is needed: arm64 adds a cross compiler, its libc, QEMU for arm64
@@ -13,48 +23,69 @@
 set -eu
 
 list=
-if [ "${1:-}" = --list ]; then
-	list=1
-	shift
-fi
+set_=all
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--list) list=1; shift ;;
+	--for)
+		set_=${2:-}
+		shift
+		[ $# -eq 0 ] || shift ;;
+	*) break ;;
+	esac
+done
 arch=${1:-x86_64}
 
-# What each package is for:
+# What each package is for, by set.  bench:
 #   linux-source-6.12  the kernel tarball the series applies to
 #   gcc make bc flex bison libelf-dev libssl-dev  kernel build tools
 #   gcc-multilib       the kselftest hugetlb_dev also as a 32-bit static binary
 #   ccache             cached kernel rebuilds
 #   lz4                compresses the bzImage (CONFIG_KERNEL_LZ4)
 #   cpio xz-utils rsync  tarball extraction, headers_install, the initramfs
-#   python3-ply python3-git  checkpatch.pl's SPDX check (scripts/spdxcheck.py)
+#   patch              kernel/reconcile.py (the series' delta revisions)
 #   busybox-static     the guest's shell and tools
 #   qemu-system-x86    the guest, and a client mapping /dev/hugetlb by path
 #                      inside it (tests/reliability.py, tests/pathcase/)
-#   fio                a second real program that maps a path
-#                      (tests/pathcase/: iomem=mmaphuge:PATH in the guest)
 #   linux-perf         perf in the guest, for ad-hoc use
 #   gnuplot-nox        the figures
 #   python3            the orchestration and tests
-#   patch              kernel/reconcile.py (the series' delta revisions)
+bench="linux-source-6.12 gcc gcc-multilib make bc flex bison libelf-dev libssl-dev ccache lz4
+cpio xz-utils rsync patch busybox-static qemu-system-x86 linux-perf gnuplot-nox python3"
+# test (with bench's):
+#   python3-ply python3-git  checkpatch.pl's SPDX check (scripts/spdxcheck.py)
+#   fio                a second real program that maps a path
+#                      (tests/pathcase/: iomem=mmaphuge:PATH in the guest)
 #   strace             the fault benchmark's tests (which syscalls are timed)
 #   debootstrap        make test-fresh's new Debian root
-#   lava-common        LAVA's job schema, which make test checks every
-#                      generated job against (lava/, for /usr/bin/python3)
-#   lavacli            make lava-fetch asks a LAVA server for a job's log
-#   lava-dispatcher    lava-run, which make test runs one generated job with
-#                      (and lava-worker, make test-lava's worker)
-#   lava-server postgresql-15  make test-lava's loopback lab (lava/lab.py):
-#                      lava-server, lava-scheduler and its own database
-#                      cluster (Debian creates a default cluster on install;
-#                      the lab does not use it)
-#   python3-yaml       lava/: LAVA jobs and logs are YAML
 #   likwid             likwid-bench, streamk's oracle natively on this x86_64
 #                      host, whatever the guest (tests/bench/test_streamk.py)
 #   sparse             make check-builds: no new sparse warning (C=2)
-pkgs="linux-source-6.12 gcc gcc-multilib make bc flex bison libelf-dev libssl-dev ccache lz4
-cpio xz-utils rsync busybox-static qemu-system-x86 fio linux-perf gnuplot-nox python3
-python3-ply python3-git patch strace debootstrap python3-yaml lava-common lavacli
-lava-dispatcher lava-server postgresql-15 likwid sparse"
+#   python3-yaml       lava/: LAVA jobs and logs are YAML
+#   lava-common        LAVA's job schema, which make test checks every
+#                      generated job against (lava/, for /usr/bin/python3)
+#   lava-dispatcher    lava-run, which make test runs one generated job with
+#                      (and lava-worker, make test-lava's worker)
+test="python3-ply python3-git fio strace debootstrap likwid sparse python3-yaml
+lava-common lava-dispatcher"
+# lava (with bench's):
+#   python3-yaml lava-common  as for test: make lava-job checks its jobs
+#   lavacli            make lava-fetch asks a LAVA server for a job's log
+#   lava-dispatcher lava-server postgresql-15  make test-lava's loopback lab
+#                      (lava/lab.py): lava-worker, lava-server,
+#                      lava-scheduler and its own database cluster (Debian
+#                      creates a default cluster on install; the lab does
+#                      not use it)
+lava="python3-yaml lava-common lavacli lava-dispatcher lava-server postgresql-15"
+case "$set_" in
+bench) pkgs=$bench ;;
+test) pkgs="$bench $test" ;;
+lava) pkgs="$bench $lava" ;;
+all) pkgs="$bench $test lavacli lava-server postgresql-15" ;;
+*)
+	echo "deps: unknown set '$set_': --for bench, test, lava or all" >&2
+	exit 2 ;;
+esac
 # lava-dispatcher pulls in about 136 packages (udev, systemd-sysv,
 # libguestfs, kernel headers), lava-server about 55 more (Django,
 # gunicorn, the PostgreSQL client), and, left alone, apt would also upgrade these,
@@ -99,15 +130,18 @@ if [ "$arch" = arm64 ] && ! apt-cache show busybox-static:arm64 >/dev/null 2>&1;
 fi
 [ -z "$missing" ] && [ -z "$foreign" ] && exit 0
 
-echo "deps: installing:$missing${foreign:+ (and the arm64 package lists)}"
 if [ "$(id -u)" != 0 ]; then
 	[ -z "$missing" ] || echo "deps: missing packages:$missing" >&2
 	[ -z "$foreign" ] || echo "deps: apt has no arm64 package lists (dpkg --add-architecture arm64, apt-get update)" >&2
 	make_deps="make deps"
-	[ "$arch" = x86_64 ] || make_deps="make deps ARCH=$arch"
-	echo "deps: not root, so cannot install them: run 'sudo $make_deps' or install them with apt-get" >&2
+	[ "$set_" = all ] || make_deps="make deps-$set_"
+	[ "$arch" = x86_64 ] || make_deps="$make_deps ARCH=$arch"
+	apt=
+	[ -z "$missing" ] || apt=", or 'sudo apt-get install$missing'"
+	echo "deps: not root, so nothing was installed: run 'sudo $make_deps'$apt" >&2
 	exit 1
 fi
+echo "deps: installing:$missing${foreign:+ (and the arm64 package lists)}"
 apt_failed() {
 	echo "deps: apt-get could not $1" >&2
 	echo "deps: check the network and /etc/apt/sources.list, then run 'make deps' again" >&2

@@ -5,6 +5,7 @@ page-walk sections of the summary."""
 import textwrap
 
 import contract
+from labels import in_words
 from parts import Job, Parts, Section
 from split import split_pages
 from benches._fixture import L1, STLB, cache_ns, fmt, miss_per_1k
@@ -54,7 +55,7 @@ def model_text(geo):
     kept in meta.json other: name, spec, source, leaves_out, per-level
     arrays), in words."""
     if isinstance(geo, dict) and not geo.get("name") and geo.get("why"):
-        return f"no TLB model: {geo['why']}"
+        return f"no TLB model: {in_words(geo['why'])}"
     if not isinstance(geo, dict) or not geo.get("name"):
         return ""
     text = str(geo["name"])

@@ -33,9 +33,11 @@ FS_KINDS = ("anon", "fresh", "cow", "shared")
 
 
 def cell(r):
-    """faults/s of a row, marked: * overlap below 0.9, s short window."""
-    return (fmt_num(fnum(r["faults_per_s"])) + ("*" if r.get("low_overlap") == "1" else "")
-            + ("s" if r.get("short_window") == "1" else ""))
+    """faults/s of a row ("217/s", a rate, never read as seconds), marked:
+    * overlap below 0.9, ~ short window."""
+    return (fmt_num(fnum(r["faults_per_s"])) + "/s"
+            + ("*" if r.get("low_overlap") == "1" else "")
+            + ("~" if r.get("short_window") == "1" else ""))
 
 
 def table_rows(fs, counts):
@@ -70,7 +72,7 @@ def marks(fs):
         out.append(f"* overlap below 0.9 ({len(low)} rows): the tasks did not run together, so "
                    "no scaling was measured; left out of the figure's lines (drawn as x)")
     if short:
-        out.append(f"s fewer than 1000 faults per task and repetition ({len(short)} rows: the "
+        out.append(f"~ fewer than 1000 faults per task and repetition ({len(short)} rows: the "
                    "profile or the pool allowed no more)")
     if fell:
         out.append(f"thp: {fell} 2 MB ranges fell back to 4 KB pages (thp_fallbacks)")

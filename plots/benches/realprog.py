@@ -36,6 +36,15 @@ def backings_of(rows):
         sorted(names - set(FIRST), key=order_key)
 
 
+def spread(m, n):
+    """A time cell: the median and min..max of n runs, or the one run's
+    value (one run has no median to speak of)."""
+    v, lo, hi = m
+    if n == 1:
+        return f"{fmt_num(v, 's')} (one run)"
+    return f"{fmt_num(v, 's')} (median; {fmt_num(lo)}..{fmt_num(hi)})" if n else "n/a"
+
+
 def section_of(rows, meta):
     """Medians over the runs of each backing; time against none (4 kB)."""
     src = meta.get("timing_source")
@@ -55,20 +64,20 @@ def section_of(rows, meta):
     base = med("none", "user_s")[0]
     out = []
     for b in backings_of(rows):
-        u, ulo, uhi = med(b, "user_s")
-        w, wlo, whi = med(b, "wall_s")
+        n = sum(1 for r in kept if r["backing"] == b)
         pk, pct = med(b, "page_kb")[0], med(b, "huge_pct")[0]
         fb = sum(1 for r in rows if r["backing"] == b and invalid(r))
-        out.append([b, "n/a" if pk is None else f"{pk:.0f} kB, {pct or 0:.0f}% huge",
-                    str(sum(1 for r in kept if r["backing"] == b)),
-                    f"{fmt_num(u, 's')} ({fmt_num(ulo)}..{fmt_num(uhi)})",
+        u = med(b, "user_s")[0]
+        out.append([b, "n/a" if pk is None else f"{pk:.0f} kB, {pct or 0:.0f}% huge", str(n),
+                    spread(med(b, "user_s"), n),
                     f"{u / base:.3f}x" if u is not None and base else "n/a",
-                    f"{fmt_num(w, 's')} ({fmt_num(wlo)}..{fmt_num(whi)})",
+                    spread(med(b, "wall_s"), n),
                     fmt_num(med(b, "minflt")[0]), str(fb)])
     prog = rows[0].get("program", "xz") if rows else "xz"
     corpus = fmt_bytes(fnum(rows[0].get("corpus_bytes")) or 0) if rows else "?"
     return Section(f"Real program: {prog} on a {corpus} corpus through hugepreload.so ({kind})",
-            "realprog.csv: medians over the runs (min..max), leaving out runs that fell back "
+            "realprog.csv: median over the runs (min..max), or the one run's value, leaving "
+            "out runs that fell back "
             "to normal pages or that the driver marked invalid (valid = 0: other output than "
             "the first backing's, or other pages than promised in an smaps sample), counted "
             "under 'excluded'; user_s and minflt from wait4's "

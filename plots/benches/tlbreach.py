@@ -9,6 +9,7 @@ import textwrap
 
 import contract
 import tlbknees
+from labels import in_words
 from parts import Job, Parts, Section
 from split import held_kb, split_pages
 from table import fmt_bytes, fmt_num, fnum, page_kb
@@ -42,7 +43,8 @@ def model_reach(meta):
     if not preset:
         why = geo.get("why") if isinstance(geo, dict) else None
         return None, ("the TLB model has no geometry for this CPU (%s)"
-                      % (why or "meta.json other.tlb_geometry and other.pmu.preset are empty"))
+                      % (in_words(why) if why else
+                         "meta.json other.tlb_geometry and other.pmu.preset are empty"))
     if not (isinstance(geo, dict) and geo.get("name") == preset):
         try:
             p = subprocess.run([os.path.join(REPO, contract.BENCHTOOL), "geometry",
@@ -137,13 +139,30 @@ def parts(run):
     # on a VM host the caption says the walks are two-dimensional
     tnote = timing if contract.timing_is_hardware(src) else \
         f"{contract.timing_label(src)}: no knees claimed"
-    knees = "; ".join(f"{r[0]} {r[2]}: L1 {r[3]} {r[4]}".rstrip()
-                      + (f", L2 {r[5]} {r[6]}".rstrip() if r[5] else "")
-                      for r in sec.rows if r[0] != "model")
-    extra = textwrap.wrap("knees: " + knees, 170, break_on_hyphens=False)[:3]
-    extra.append(model_reach(meta)[1])
     return Parts([Job("tlbreach", "tlbreach.gp", tr.path, tr.backings(), timing=tnote,
-                      extra="\n".join(extra))], [sec])
+                      extra="\n".join(footer(sec, meta)))], [sec])
+
+
+# The footer's width in characters and its most lines: more runs into the
+# source line below it.
+FOOTER_WIDTH, FOOTER_LINES = 170, 4
+
+
+def footer(sec, meta):
+    """The figure's footer: the knees of each curve (or, where the timing
+    says nothing of a TLB, that none is claimed, once), then the model's
+    geometry; wrapped to FOOTER_WIDTH, at most FOOTER_LINES lines."""
+    src = meta.get("timing_source")
+    if contract.timing_is_hardware(src):
+        knees = "knees: " + "; ".join(
+            f"{r[0]} {r[2]}: L1 {r[3]} {r[4]}".rstrip()
+            + (f", L2 {r[5]} {r[6]}".rstrip() if r[5] else "")
+            for r in sec.rows if r[0] != "model")
+    else:
+        knees = f"knees: none claimed ({contract.timing_label(src)})"
+    model = textwrap.wrap(model_reach(meta)[1], FOOTER_WIDTH, break_on_hyphens=False)[:2]
+    knees = textwrap.wrap(knees, FOOTER_WIDTH, break_on_hyphens=False)
+    return knees[:FOOTER_LINES - len(model)] + model
 
 
 def fixture(spec, rng):

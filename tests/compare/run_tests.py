@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+import xml.etree.ElementTree as ET
 from unittest import mock
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
@@ -295,6 +296,24 @@ class CompareTests(unittest.TestCase):
         for want in ("A = it's A (each boot)", 'B = B"; system("false") (each boot)',
                      "instruction-count time (QEMU -icount)"):
             self.assertTrue(want in svg, want)
+
+    def test_overlay_title_is_broken_to_fit(self):
+        # Run folders as labels: one line would run off both edges.
+        if not shutil.which("gnuplot"):
+            self.skipTest("no gnuplot")
+        runs_a = [(meta(), fault_rows({("devhugetlb", "setup"): v})) for v in (10.0, 10.2)]
+        runs_b = [(meta(), fault_rows({("devhugetlb", "setup"): v})) for v in (11.0, 11.1)]
+        _, results = C.compare_runs(runs_a, runs_b, 3.0, out=io.StringIO())
+        la, lb = "results/kept-20261204-emeraldrapids-native", "results/20261205-guest-quick"
+        with tempfile.TemporaryDirectory() as d:
+            with mock.patch("sys.stdout", io.StringIO()):
+                C.write_figures(results, runs_a, runs_b, d, la, lb)
+            root = ET.parse(os.path.join(d, "overlay-fault-devhugetlb.svg")).getroot()
+        ns = "{http://www.w3.org/2000/svg}"
+        texts = ["".join(t.itertext()) for t in root.iter(ns + "text")]
+        self.assertIn("fault, devhugetlb: A=" + la, texts)
+        self.assertIn("vs B=" + lb, texts)
+        self.assertIn("(us_per_call; instruction-count time (QEMU -icount), not hardware)", texts)
 
     def test_builds_go_through_the_makefile(self):
         calls = []

@@ -210,5 +210,123 @@ class DepsInstallWhatTestsRun(unittest.TestCase):
                                set(), set()), [])
 
 
+FAKE_DPKG_QUERY = """#!/bin/sh
+# -W -f=FORMAT PACKAGE: installed when PACKAGE is a word of $FAKE_INSTALLED.
+for p in $FAKE_INSTALLED; do
+	[ "$p" = "$3" ] && { echo "install ok installed"; exit 0; }
+done
+exit 1
+"""
+FAKE_APT_GET = """#!/bin/sh
+echo "apt-get $*" >> "$FAKE_LOG"
+"""
+FAKE_ID = """#!/bin/sh
+echo "$FAKE_UID"
+"""
+
+
+class DepsPerTarget(unittest.TestCase):
+    """scripts/deps.sh --for SET: make bench asks only for its own packages,
+    runs no apt-get when none is missing, and without root names what is
+    missing and the command that installs it.  dpkg-query, apt-get and id
+    are stand-ins on PATH, so nothing is installed."""
+
+    def setUp(self):
+        import tempfile
+        self.dir = tempfile.mkdtemp(prefix="deps-test-")
+        self.addCleanup(shutil.rmtree, self.dir)
+        for name, text in (("dpkg-query", FAKE_DPKG_QUERY), ("apt-get", FAKE_APT_GET),
+                           ("id", FAKE_ID)):
+            path = os.path.join(self.dir, name)
+            with open(path, "w") as f:
+                f.write(text)
+            os.chmod(path, 0o755)
+        self.log = os.path.join(self.dir, "apt.log")
+
+    def deps(self, installed, uid, *args):
+        env = dict(os.environ, PATH=self.dir + os.pathsep + os.environ["PATH"],
+                   FAKE_INSTALLED=" ".join(installed), FAKE_UID=str(uid), FAKE_LOG=self.log)
+        return subprocess.run(["sh", os.path.join(ROOT, "scripts", "deps.sh")] + list(args),
+                              capture_output=True, text=True, env=env)
+
+    def apt_calls(self):
+        if not os.path.exists(self.log):
+            return []
+        with open(self.log) as f:
+            return f.read().splitlines()
+
+    def list_of(self, which):
+        r = subprocess.run(["sh", os.path.join(ROOT, "scripts", "deps.sh"), "--list",
+                            "--for", which], capture_output=True, text=True, check=True)
+        return r.stdout.split()
+
+    def test_the_bench_set_holds_no_lava_lab_or_test_tools(self):
+        bench = self.list_of("bench")
+        for pkg in ("qemu-system-x86", "linux-source-6.12", "gnuplot-nox", "busybox-static"):
+            self.assertIn(pkg, bench)
+        for pkg in ("lava-server", "lava-dispatcher", "postgresql-15", "debootstrap",
+                    "likwid", "sparse", "fio"):
+            self.assertNotIn(pkg, bench)
+        # test and lava each hold bench's, all holds every set's.
+        every = set(self.list_of("all"))
+        for which in ("test", "lava"):
+            self.assertLessEqual(set(bench), set(self.list_of(which)))
+            self.assertLessEqual(set(self.list_of(which)), every)
+        self.assertEqual(every, set(deps_packages("x86_64")))
+
+    def test_nothing_missing_runs_no_apt_get_root_or_not(self):
+        for uid in (0, 1000):
+            r = self.deps(self.list_of("bench"), uid, "--for", "bench")
+            self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))
+        self.assertEqual(self.apt_calls(), [])
+
+    def test_bench_does_not_ask_for_the_lava_lab(self):
+        # lava-server and the rest are not installed; make bench is fine.
+        r = self.deps(self.list_of("bench"), 1000, "--for", "bench")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # make deps (all) is not.
+        r = self.deps(self.list_of("bench"), 1000)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("lava-server", r.stderr)
+
+    def test_missing_without_root_names_packages_and_the_command(self):
+        have = [p for p in self.list_of("bench") if p not in ("gnuplot-nox", "ccache")]
+        r = self.deps(have, 1000, "--for", "bench")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("missing packages: ccache gnuplot-nox", r.stderr)
+        self.assertIn("sudo make deps-bench", r.stderr)
+        self.assertIn("sudo apt-get install ccache gnuplot-nox", r.stderr)
+        self.assertNotIn("installing", r.stdout + r.stderr)
+        self.assertEqual(self.apt_calls(), [])
+
+    def test_missing_as_root_installs_only_what_is_missing(self):
+        have = [p for p in self.list_of("bench") if p != "gnuplot-nox"]
+        r = self.deps(have, 0, "--for", "bench")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        calls = self.apt_calls()
+        self.assertEqual(calls[0], "apt-get update -q")
+        install = calls[1].split()
+        self.assertEqual(install[:2], ["apt-get", "install"])
+        self.assertIn("gnuplot-nox", install)
+        self.assertNotIn("ccache", install)
+
+    def test_each_target_asks_for_its_own_set(self):
+        # make -n prints the commands and runs none.
+        env = {k: v for k, v in os.environ.items() if k not in ("ARCH", "MAKEFLAGS")}
+        for target, want in (("bench", "bench"), ("kernel", "bench"), ("compare", "bench"),
+                             ("test", "test"), ("check-builds", "test"), ("deps-lava", "lava")):
+            with self.subTest(target=target):
+                r = subprocess.run(["make", "-n", "--no-print-directory", target], cwd=ROOT,
+                                   env=env, capture_output=True, text=True, timeout=60)
+                self.assertIn("scripts/deps.sh --for %s x86_64" % want, r.stdout)
+                self.assertNotIn("scripts/deps.sh x86_64", r.stdout)
+
+    def test_an_unknown_set_is_refused(self):
+        r = self.deps([], 1000, "--for", "benhc")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unknown set 'benhc'", r.stderr)
+        self.assertEqual(self.apt_calls(), [])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import unittest.mock
 
 import yaml
 
@@ -207,6 +208,32 @@ class LavaResults(unittest.TestCase):
         self.assertEqual([x for x in out if not x.startswith("CASE ")],
                          self.LINES.splitlines())
         self.assertIn("job --result pass", self.run_it(0).stdout)
+
+
+
+class UnbuiltKernel(unittest.TestCase):
+    """make lava-job before make kernel: the job is written, with a warning
+    naming the missing kernel and the command that builds it."""
+
+    def test_warns_without_a_built_kernel_and_not_with_one(self):
+        sys.path.insert(0, os.path.join(ROOT, "lava"))
+        import job as lava_job
+        import contract
+        with tempfile.TemporaryDirectory() as d, \
+                unittest.mock.patch.object(lava_job, "ROOT", d):
+            warning = lava_job.unbuilt_warning("x86_64")
+            kernel = contract.GUEST_FILES["x86_64"][0]
+            self.assertIn("%s is not built" % kernel, warning)
+            self.assertIn("hugetlb.series=unknown", warning)
+            self.assertIn("make kernel initramfs'", warning)
+            self.assertIn("make kernel initramfs ARCH=arm64",
+                          lava_job.unbuilt_warning("arm64"))
+            os.makedirs(os.path.dirname(os.path.join(d, kernel)))
+            with open(os.path.join(d, kernel + ".series"), "w") as f:
+                f.write("devhugetlb-v4\n")
+            self.assertIsNone(lava_job.unbuilt_warning("x86_64"))
+            self.assertIn("hugetlb.series=devhugetlb-v4",
+                          lava_job.kernel_args([], "qemu", "tcg", "x86_64"))
 
 
 if __name__ == "__main__":

@@ -19,14 +19,14 @@ class MakeArch(unittest.TestCase):
     def test_x86_64_is_the_default(self):
         r = make_n("kernel")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("scripts/deps.sh x86_64", r.stdout)
+        self.assertIn("scripts/deps.sh --for bench x86_64", r.stdout)
         self.assertIn("kernel/build.sh --variant bzImage --config kernel/config/base.config",
                       " ".join(r.stdout.split()))
 
     def test_arm64(self):
         r = make_n("kernel", "ARCH=arm64")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("scripts/deps.sh arm64", r.stdout)
+        self.assertIn("scripts/deps.sh --for bench arm64", r.stdout)
         self.assertIn("kernel/build.sh --arch arm64 --variant Image-arm64 "
                       "--config kernel/config/arm64.config", r.stdout)
         r = make_n("bench", "ARCH=arm64")

@@ -101,11 +101,11 @@ class FaultscaleFigure(unittest.TestCase):
         line = next(l for l in out.splitlines()
                     if l.split()[:3] == ["devzero", "anon", "process"])
         self.assertEqual(line.split()[3:11],
-                         ["16", "MiB", "16000", "32000", "32000", "2.00x", "62.5", "us"])
+                         ["16", "MiB", "16000/s", "32000/s", "32000/s", "2.00x", "62.5", "us"])
         # shm's kinds each have a line; its 2 MB rows are short windows
         line = next(l for l in out.splitlines()
                     if l.split()[:3] == ["shm", "shared", "thread"])
-        self.assertEqual(line.split()[5], "64.0s", line)
+        self.assertEqual(line.split()[5], "64.0/s~", line)
         self.assertIn("page_fault1, 2, 3", out)
 
     def test_low_overlap_is_marked_and_left_out_of_the_lines(self):
@@ -113,7 +113,7 @@ class FaultscaleFigure(unittest.TestCase):
         self.assertEqual((rc, err), (0, ""))
         line = next(l for l in out.splitlines()
                     if l.split()[:3] == ["thp", "anon", "thread"])
-        self.assertEqual(line.split()[6], "128*s", line)
+        self.assertEqual(line.split()[6], "128/s*~", line)
         self.assertIn("* overlap below 0.9 (1 rows): the tasks did not run together", out)
         self.assertIn("left out of the figure's lines", out)
         self.assertIn("x = overlap below 0.9, not in the line",

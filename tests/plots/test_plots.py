@@ -90,6 +90,21 @@ def svg_text(path):
                      if e.tag in (SVG_NS + "text", SVG_NS + "title"))
 
 
+def heading_lines(path):
+    """(y, text) of each line centred on the figure: its heading (title,
+    caption, timing note and what a figure adds under them), top first."""
+    root = ET.parse(path).getroot()
+    mid = float(root.get("viewBox").split()[2]) / 2
+    out = []
+    for g in root.iter(SVG_NS + "g"):
+        m = re.match(r"translate\(([-\d.]+),([-\d.]+)\)", g.get("transform") or "")
+        t = g.find(SVG_NS + "text")
+        if m and t is not None and g.get("text-anchor") == "middle" \
+                and abs(float(m.group(1)) - mid) < 1:
+            out.append((float(m.group(2)), "".join(t.itertext())))
+    return sorted(out)
+
+
 def series_titles(path):
     """Titles of the plotted series (gnuplot's <g id="gnuplot_plot_N"><title>)."""
     root = ET.parse(path).getroot()
@@ -265,6 +280,17 @@ class Rendered(unittest.TestCase):
             self.assertIn(want, out)
         self.assertIn("measured", self.results["kvm"][1])
 
+    def test_summary_txt_is_the_printed_summary(self):
+        for run in self.runs:
+            with self.subTest(run=run):
+                with open(os.path.join(self.runs[run], "summary.txt")) as f:
+                    text = f.read()
+                self.assertIn("Latency at the largest working set", text)
+                # The file is the summary the terminal showed, word for word.
+                self.assertIn(text, self.results[run][1])
+                self.assertIn("summary: " + os.path.join(os.path.realpath(self.runs[run]),
+                                                        "summary.txt"), self.results[run][1])
+
     def test_committed_fixture_untouched(self):
         for name in ("tcg", "kvm"):
             self.assertEqual(sorted(os.listdir(os.path.join(FIXTURE, name))),
@@ -375,6 +401,22 @@ class Variants(unittest.TestCase):
         self.assertLess(out.index("Latency at the largest working set"),
                         out.index("Fault cost relative to devzero"))
         self.assertNotIn("not what a CPU does", out)
+
+    def test_heading_lines_never_overlap(self):
+        # KVM on a VM: a three-line caption and a timing note below it.
+        with open(os.path.join(self.run, "meta.json")) as f:
+            machine = json.load(f)["machine"]
+        self.edit_meta(timing_source="kvm", machine=dict(machine, hypervisor=True),
+                       qemu={"version": "7.2", "accel": "kvm", "icount": False})
+        rc, out, err = render(self.run)
+        self.assertEqual((rc, err), (0, ""))
+        for name in FIGURES:
+            with self.subTest(figure=name):
+                lines = [l for l in heading_lines(os.path.join(self.run, name + ".svg"))
+                         if l[0] < 160]
+                self.assertGreaterEqual(len(lines), 5, lines)
+                for (y0, t0), (y1, t1) in zip(lines, lines[1:]):
+                    self.assertGreaterEqual(y1 - y0, 12, (t0, t1))
 
     def test_native_run_on_a_vm_says_so_in_every_figure(self):
         with open(os.path.join(self.run, "meta.json")) as f:
@@ -579,11 +621,18 @@ class RealProg(unittest.TestCase):
         # none's user_s runs 16.404, 16.8, 16.2: median 16.4; thp's 14.0;
         # its fourth run wrote other output: counted, not in the medians
         self.assertRegex(rows["none"],
-                         r" 3 +16\.4 s \(16\.2\.\.16\.8\) +1\.000x.* 1$")
+                         r" 3 +16\.4 s \(median; 16\.2\.\.16\.8\) +1\.000x.* 1$")
         self.assertRegex(rows["thp"], r"2048 kB, 100% huge +3 +14\.0 s .* 0\.854x")
         # its fourth run fell back to 4 kB pages: counted, not in the medians
         self.assertRegex(rows["maphugetlb"],
-                         r"2048 kB, 100% huge +3 +13\.8 s \(13\.7\.\.13\.9\) .* 1$")
+                         r"2048 kB, 100% huge +3 +13\.8 s \(median; 13\.7\.\.13\.9\) .* 1$")
+
+    def test_one_run_is_not_called_a_median(self):
+        sys.path.insert(0, os.path.join(REPO, "plots"))
+        from benches.realprog import spread
+        self.assertEqual(spread((0.15, 0.15, 0.15), 1), "0.15 s (one run)")
+        self.assertEqual(spread((16.4, 16.2, 16.8), 3), "16.4 s (median; 16.2..16.8)")
+        self.assertEqual(spread((None, None, None), 0), "n/a")
 
     def test_absent_without_csv(self):
         run = os.path.join(self.tmp, "kvm")
@@ -592,6 +641,23 @@ class RealProg(unittest.TestCase):
         self.assertEqual(rc, 0, out + err)
         self.assertNotIn("Real program", out)
         self.assertFalse(os.path.exists(os.path.join(run, "realprog.svg")))
+
+
+class InWords(unittest.TestCase):
+    """CPU ids and hypervisor signatures said in words (plots/labels.py)."""
+
+    def test_ids_and_signatures(self):
+        sys.path.insert(0, os.path.join(REPO, "plots"))
+        from labels import in_words
+        self.assertEqual(in_words("fits AuthenticAMD-15-6B-1 (x)"),
+                         "fits AMD CPU (family 15 model 107, stepping 1) (x)")
+        self.assertEqual(in_words("GenuineIntel-6-8F"), "Intel CPU (family 6 model 143)")
+        self.assertEqual(in_words("under hypervisor TCGTCGTCGTCG, which"),
+                         "under TCG emulation (QEMU), which")
+        self.assertEqual(in_words("under hypervisor KVMKVMKVM"), "under KVM")
+        # Words that only look like one are left alone.
+        for text in ("GenuineIntel", "Intel-6-8F", "hypervisor unknownsig", "kernel 6.12-1"):
+            self.assertEqual(in_words(text), text)
 
 
 def main(argv):

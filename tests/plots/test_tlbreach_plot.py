@@ -127,7 +127,40 @@ class TlbreachFigure(unittest.TestCase):
         sec = section(self.render(run))
         self.assertIn("says nothing of a TLB, no knees claimed", sec[0])
         self.assertNotIn("91..108", "\n".join(sec))
-        self.assertIn("no knees claimed", svg_text(os.path.join(run, "tlbreach.svg")))
+        text = svg_text(os.path.join(run, "tlbreach.svg"))
+        self.assertIn("no knees claimed", text)
+        # The footer says so once, not once a cell.
+        self.assertIn("knees: none claimed (TCG", text)
+        self.assertEqual(text.count("claimed"), 2, text)
+
+    def test_footer_stays_within_its_lines(self):
+        sys.path.insert(0, PLOTS)
+        from benches.tlbreach import FOOTER_LINES, FOOTER_WIDTH, footer
+        from parts import Section
+        # Many curves with knees under hardware timing, a long model line.
+        many = Section("t", "n", [], [["backing%d" % i, "2 MiB", "4 KiB", "91..108 (364 KiB)",
+                                       "+1.60 ns", "2048..2435 (8 MiB)", "+20.0 ns", "", ""]
+                                      for i in range(30)], 0)
+        meta = {"timing_source": "native",
+                "other": {"tlb_geometry": {"why": "x " * 200}}}
+        lines = footer(many, meta)
+        self.assertLessEqual(len(lines), FOOTER_LINES)
+        self.assertTrue(all(len(l) <= FOOTER_WIDTH for l in lines), lines)
+        self.assertTrue(lines[0].startswith("knees: backing0 4 KiB: L1 91..108"))
+        self.assertIn("no geometry", lines[-2])
+        tcg = footer(many, dict(meta, timing_source="tcg"))
+        self.assertEqual(tcg[0], "knees: none claimed (TCG: emulated timing, not hardware)")
+
+    def test_no_model_named_in_words(self):
+        why = ("auto: no preset fits AuthenticAMD-15-6B-1 (perf model none, PMU cpu), and its "
+               "CPUID TLB leaves are not used on their own (under hypervisor TCGTCGTCGTCG, "
+               "which may rewrite or hide them)")
+        run = self.make_run("tcg", other={"tlb_geometry": {"name": None, "why": why}})
+        out = self.render(run)
+        self.assertIn("no preset fits AMD CPU (family 15 model 107, stepping 1)", out)
+        self.assertIn("(under TCG emulation (QEMU), which", out)
+        self.assertNotIn("AuthenticAMD", out)
+        self.assertNotIn("TCGTCG", out)
 
     def test_by_hand_is_silent(self):
         run = self.make_run("kvm")
