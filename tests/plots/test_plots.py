@@ -627,6 +627,14 @@ class RealProg(unittest.TestCase):
         self.assertRegex(rows["maphugetlb"],
                          r"2048 kB, 100% huge +3 +13\.8 s \(median; 13\.7\.\.13\.9\) .* 1$")
 
+    def test_wall_column_is_wall_time(self):
+        # none's wall_s runs 50.876, 48.1, 49.0 (the invalid fourth left
+        # out): median 49.0, which no user_s value comes near
+        lines = self.out.splitlines()
+        i = next(n for n, l in enumerate(lines) if l.startswith("Real program: xz -9 -T1"))
+        none = next(l for l in lines[i + 2:i + 6] if l.split()[0] == "none")
+        self.assertIn("49.0 s (median; 48.1..50.9)", none)
+
     def test_one_run_is_not_called_a_median(self):
         sys.path.insert(0, os.path.join(REPO, "plots"))
         from benches.realprog import spread
