@@ -238,10 +238,16 @@ _cache = {}
 
 
 def build_benchtool(root):
-    """`make build/bench/benchtool` in root: a no-op when it is current."""
+    """`make build/bench/benchtool` in root: a no-op when it is current.
+    Built for real even under `make -n bench`: bench-check runs this under
+    make's MAKEFLAGS, whose n would otherwise print the compile and leave
+    no benchtool to ask (a traceback on a fresh clone)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     try:
         p = subprocess.run(["make", "-s", "--no-print-directory", "-C", root,
-                            BENCHTOOL], capture_output=True, text=True)
+                            BENCHTOOL], capture_output=True, text=True,
+                           env=env)
     except OSError as e:
         raise ContractError("cannot run make to build %s: %s" % (BENCHTOOL, e))
     if p.returncode:
