@@ -2,7 +2,7 @@
 # compare/compare.mk - did performance move?  Included by the top-level Makefile.
 #
 #   make compare A=<rev> B=<rev> [ICOUNT=0|1] [ROUNDS=n] [THRESHOLD=pct]
-#                [COMPARE_BACKINGS=a,b] [COMPARE_BENCHES=fault]
+#                [COMPARE_BACKINGS=a,b] [COMPARE_BENCHES=fault,chase]
 #                [COMPARE_PROFILE=tiny]
 #       revisions: current, rfc, slow (current + kernel/test-only) or any
 #       git revision of this repository.  Resolves both and checks the
@@ -22,7 +22,7 @@ compare_saved_goal := $(.DEFAULT_GOAL)
 THRESHOLD ?= 5
 CHECK_THRESHOLD ?= 3
 COMPARE_PROFILE ?= tiny
-COMPARE_BENCHES ?= fault
+COMPARE_BENCHES ?= fault,chase
 COMPARE_BACKINGS ?= devhugetlb,maphugetlb
 
 .PHONY: compare check-regression record-baseline test-compare

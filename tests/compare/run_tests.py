@@ -811,6 +811,78 @@ class TimingByDefault(unittest.TestCase):
                 self.assertIn("compare:", str(e.exception.code))
 
 
+
+def chase_rows(model, counted="", ns=20.0, backing="devzero"):
+    """One chase row (page hop, 16 MB) with its model's and the counter's
+    walks per 1000 accesses."""
+    return {"chase": [{"backing": backing, "hop": "page",
+                       "wss_bytes": str(16 << 20), "ns_per_access": str(ns),
+                       "model_walks_per_1k": str(model),
+                       "walks_per_1k": str(counted)}]}
+
+
+class TlbEvidence(unittest.TestCase):
+    """The chase's page walks are compared beside its latency: modelled
+    walks exactly (the replay is seeded: every boot gives the same
+    number), counted walks by the tests, as time is."""
+
+    def test_points_beside_the_metric(self):
+        pts = C.collect([(meta(), chase_rows(593.0, 410.5))])
+        key = ("chase", "devzero", "page", str(16 << 20))
+        self.assertEqual(pts, {key: [20.0],
+                               key + ("model_walks_per_1k",): [593.0],
+                               key + ("walks_per_1k",): [410.5]})
+        self.assertEqual(C.point_label(key + ("model_walks_per_1k",)),
+                         "chase devzero page 16M model_walks_per_1k")
+        # no counter on this host: an empty cell is no point
+        self.assertNotIn(key + ("walks_per_1k",),
+                         C.collect([(meta(), chase_rows(593.0))]))
+
+    def test_model_walks_decide_exactly_in_a_timed_run(self):
+        # one timed run a side: latency cannot tell, the model can
+        out = io.StringIO()
+        st, res = C.compare_runs([(timed(), chase_rows(500.0))],
+                                 [(timed(), chase_rows(600.0))], 3.0, out=out)
+        by = {r["metric"]: r for r in res}
+        self.assertEqual(by["ns_per_access"]["verdict"], "cannot tell")
+        self.assertEqual((by["model_walks_per_1k"]["verdict"],
+                          by["model_walks_per_1k"]["test"],
+                          by["model_walks_per_1k"]["delta_pct"]),
+                         ("REGRESSION", "model", 20.0))
+        self.assertEqual(st, C.EXIT_REGRESSION, out.getvalue())
+        self.assertRegex(out.getvalue(),
+                         r"chase devzero page 16M model_walks_per_1k +"
+                         r"model_walks_per_1k +500 +600 +\+20\.00 .* n/a +model +"
+                         r"REGRESSION")
+        # fewer walks is an improvement, not a regression
+        st, res = C.compare_runs([(timed(), chase_rows(600.0))],
+                                 [(timed(), chase_rows(500.0))], 3.0, out=out)
+        by = {r["metric"]: r for r in res}
+        self.assertEqual(by["model_walks_per_1k"]["verdict"], "improvement")
+
+    def test_counted_walks_need_the_test(self):
+        a = [(timed(), chase_rows(500.0, 400.0 + i)) for i in range(3)]
+        b = [(timed(), chase_rows(500.0, 600.0 + i)) for i in range(3)]
+        out = io.StringIO()
+        _, res = C.compare_runs(a, b, 3.0, out=out)
+        by = {r["metric"]: r for r in res}
+        self.assertEqual(by["walks_per_1k"]["verdict"], "cannot tell")
+        self.assertEqual(by["model_walks_per_1k"]["verdict"], "no change")
+
+    def test_a_damaged_walks_cell_is_named(self):
+        with tempfile.TemporaryDirectory() as t:
+            os.makedirs(os.path.join(t, "r"))
+            with open(os.path.join(t, "r", "chase.csv"), "w") as f:
+                f.write("backing,hop,wss_bytes,ns_per_access,"
+                        "model_walks_per_1k\n"
+                        "devzero,page,16777216,20,12x\n")
+            with self.assertRaises(C.BadData) as e:
+                C.read_csv(os.path.join(t, "r", "chase.csv"),
+                           contract.load().bench("chase"))
+        self.assertIn("chase.csv:2: model_walks_per_1k is '12x'",
+                      str(e.exception))
+
+
 def main(argv):
     """[--failfast] [NAME...]: only the tests whose name contains a NAME
     (make test-compare ONLY=mwu,verdict)."""
