@@ -77,6 +77,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))  # also as python3 -m tests.reliability
 from contract import GUEST_FILES, QEMU_EXIT, QEMU_EXIT_REASON, SPLAT  # noqa: E402
 from harness import Tally  # noqa: E402
+from hostlock import HOST_LOCK  # noqa: E402
 OUT = os.path.join(ROOT, "build", "reliability")
 # Each architecture's build of tests/stress.
 STRESS_BIN = {"x86_64": os.path.join(ROOT, "build", "stress"),
@@ -605,6 +606,18 @@ def test_bench_signal(t, args):
         t.record("bench-signal: native run killed mid-run", False,
                  "build/bench/{fault,chase} missing: run 'make initramfs' first")
         return
+    # Held from the snapshot of the settings to the check that they came
+    # back: another suite raising the pool meanwhile (the bench suite of a
+    # parallel make) would make "restored" false.  bench/run.py, started
+    # from here, finds its ancestor holding it and does not wait.
+    HOST_LOCK.acquire("reliability bench-signal")
+    try:
+        signal_runs(t, args)
+    finally:
+        HOST_LOCK.release()
+
+
+def signal_runs(t, args):
     for sig in (signal.SIGINT, signal.SIGTERM):
         name = "SIG" + ("INT" if sig == signal.SIGINT else "TERM")
         sizes = "64M"
