@@ -46,16 +46,18 @@ def point(line):
     return float(m.group(1)) * PREFIX[m.group(2) or ""], float(t[1])
 
 
-def plotted(script, data, backings, tmp, extra=""):
-    """[(curve title, [(x, y)])] of every curve script draws from data, in
-    drawing order, for one format (SVG): undefined points left out."""
+def plotted(script, data, backings, tmp, extra="", hop=""):
+    """[(curve title, [(x, y)])] of every curve script draws from data
+    (only rows whose column hop holds hop, if given), in drawing order,
+    for one format (SVG): undefined points left out."""
     table = os.path.join(tmp, script + ".table")
     wrap = os.path.join(tmp, script + ".wrap.gp")
     with open(wrap, "w") as f:
         # arguments: DATA OUT CAPTION TIMING BACKINGS EXTRA HOPCOL HOP COLOURS
-        f.write('set table "%s"\ncall "%s" "%s" "%s" "caption" "" "%s" "%s" "" "" ""\n'
+        f.write('set table "%s"\ncall "%s" "%s" "%s" "caption" "" "%s" "%s" "%s" "%s" ""\n'
                 % (table, os.path.join(PLOTS, script), data,
-                   os.path.join(tmp, script + ".svg"), " ".join(backings), extra))
+                   os.path.join(tmp, script + ".svg"), " ".join(backings), extra,
+                   "hop" if hop else "", hop))
     p = subprocess.run(["gnuplot", wrap], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     curves = []
@@ -90,11 +92,11 @@ def columns(bench):
 
 # -- the fixture: two backings, devzero (4 KB) and thp (2 MB)
 
-def chase(b, kb, wss, ns, l1, walks, model_l1, model_walks):
+def chase(b, kb, wss, ns, l1, walks, model_l1, model_walks, hop="line"):
     return dict(backing=b, page_kb=kb, wss_bytes=wss, ns_per_access=ns, ns_min=ns - 1,
                 ns_max=ns + 5, l1_dtlb_misses_per_1k=l1, walks_per_1k=walks,
                 model_l1_misses_per_1k=model_l1, model_walks_per_1k=model_walks,
-                hop="line", model_preset="skylake")
+                hop=hop, model_preset="skylake")
 
 
 # measured and modelled columns set apart (x10, x1.5), and ns_min, ns_max
@@ -103,7 +105,10 @@ def chase(b, kb, wss, ns, l1, walks, model_l1, model_walks):
 CHASE = [chase("devzero", 4, MIB, 10, 20, 5, 30, 8),
          chase("devzero", 4, 4 * MIB, 40, 200, 50, 300, 80),
          chase("thp", 2048, MIB, 9, 2, 0.5, 3, 0),
-         chase("thp", 2048, 4 * MIB, 12, 4, 1, 6, 4)]
+         chase("thp", 2048, 4 * MIB, 12, 4, 1, 6, 4),
+         # the page hop (one access per 4 KB page) at 4 MiB: ten times the line's
+         chase("devzero", 4, 4 * MIB, 400, 2000, 500, 3000, 800, hop="page"),
+         chase("thp", 2048, 4 * MIB, 120, 40, 10, 60, 40, hop="page")]
 
 
 def stream(b, kb, wss, kernel, gbs, ns=""):
@@ -174,8 +179,8 @@ class Figures(unittest.TestCase):
         if not shutil.which("gnuplot"):
             self.skipTest("no gnuplot: make deps (Debian package gnuplot-nox)")
 
-    def draw(self, script, data, backings=("devzero", "thp"), extra=""):
-        return plotted(script, os.path.join(self.tmp, data), backings, self.tmp, extra)
+    def draw(self, script, data, backings=("devzero", "thp"), extra="", hop=""):
+        return plotted(script, os.path.join(self.tmp, data), backings, self.tmp, extra, hop)
 
     def assertCurves(self, got, want):
         """got (plotted()) against want [(title, [(x, y)])], y to 6 digits."""
@@ -190,21 +195,26 @@ class Figures(unittest.TestCase):
     def test_latency(self):
         # x = wss_bytes, y = ns_per_access: devzero 10 at 1 MiB, 40 at
         # 4 MiB; thp 9 and 12
-        self.assertCurves(self.draw("latency.gp", "chase.csv"), [
+        self.assertCurves(self.draw("latency.gp", "chase.csv", hop="line"), [
             ("devzero", [(MIB, 10), (4 * MIB, 40)]), ("thp", [(MIB, 9), (4 * MIB, 12)])])
+
+    def test_latency_page_hop(self):
+        # render.py's latency-page: the page hop's rows alone, 400 and 120
+        self.assertCurves(self.draw("latency.gp", "chase.csv", hop="page"), [
+            ("devzero", [(4 * MIB, 400)]), ("thp", [(4 * MIB, 120)])])
 
     def test_tlb_measured(self):
         # left panel l1_dtlb_misses_per_1k (devzero 20, 200; thp 2, 4),
         # right panel walks_per_1k (5, 50; 0.5, 1): the measured columns,
         # not the model's (30, 300; 8, 80)
-        self.assertCurves(self.draw("tlb.gp", "chase.csv"), [
+        self.assertCurves(self.draw("tlb.gp", "chase.csv", hop="line"), [
             ("devzero", [(MIB, 20), (4 * MIB, 200)]), ("thp", [(MIB, 2), (4 * MIB, 4)]),
             ("devzero", [(MIB, 5), (4 * MIB, 50)]), ("thp", [(MIB, 0.5), (4 * MIB, 1)])])
 
     def test_tlb_model(self):
         # left model_l1_misses_per_1k (30, 300; 3, 6), right
         # model_walks_per_1k (8, 80; 0, 4): the model's columns
-        self.assertCurves(self.draw("tlb-model.gp", "chase.csv"), [
+        self.assertCurves(self.draw("tlb-model.gp", "chase.csv", hop="line"), [
             ("devzero", [(MIB, 30), (4 * MIB, 300)]), ("thp", [(MIB, 3), (4 * MIB, 6)]),
             ("devzero", [(MIB, 8), (4 * MIB, 80)]), ("thp", [(MIB, 0), (4 * MIB, 4)])])
 
@@ -395,6 +405,10 @@ class Summary(unittest.TestCase):
         t = self.table("Latency at the largest working set")
         self.assertEqual(t["devzero"], ["devzero", "4 MiB", "40.0 ns", "39.0..45.0"])
         self.assertEqual(t["thp"], ["thp", "4 MiB", "12.0 ns", "11.0..17.0"])
+        # the page hop's section: 400 (399..405), 120 (119..125)
+        t = self.table("Latency at the largest working set, hop page")
+        self.assertEqual(t["devzero"], ["devzero", "4 MiB", "400 ns", "399..405"])
+        self.assertEqual(t["thp"], ["thp", "4 MiB", "120 ns", "119..125"])
 
     def test_fault_cost(self):
         # medians of two runs: devzero demand (200 + 220) / 2 = 210,
