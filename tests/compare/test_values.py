@@ -8,6 +8,7 @@ numbers of the printed table, the overlay's data files and its labels.
 
 Run by make test-compare, or alone: python3 -m unittest tests.compare.test_values"""
 import io
+import json
 import os
 import re
 import shutil
@@ -157,6 +158,20 @@ class Shown(unittest.TestCase):
         self.assertRegex(self.line("devhugetlb"),
                          r"^fault devhugetlb setup 4M +us_per_call +100 +110 +\+10\.00 "
                          r"+\[ *\+10\.00, +\+10\.00\] +n/a +icount +REGRESSION$")
+        self.assertIn("compare: 1 point(s) regressed beyond 5.0 %: fault devhugetlb setup 4M",
+                      self.out.getvalue())
+
+    def test_summary_json(self):
+        # summary.json holds the same numbers as the table
+        with tempfile.TemporaryDirectory() as d:
+            C.save_summary(d, self.results, self.status, {"a": "x"})
+            with open(os.path.join(d, "summary.json")) as f:
+                s = json.load(f)
+        self.assertEqual(s["status"], C.EXIT_REGRESSION)
+        got = {p["point"][1]: (p["median_a"], p["median_b"], p["delta_pct"], p["ci_lo"],
+                               p["ci_hi"], p["verdict"]) for p in s["points"]}
+        self.assertEqual(got, {"devhugetlb": (100, 110, 10, 10, 10, "REGRESSION"),
+                               "maphugetlb": (100, 100, 0, -10, 10, "no change")})
 
     def test_table_statistical_point(self):
         # maphugetlb: median of 90 90 110 110 = 100, delta 0.  Resamples

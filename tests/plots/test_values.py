@@ -192,6 +192,22 @@ class Figures(unittest.TestCase):
                 self.assertAlmostEqual(y / wy if wy else y, 1.0 if wy else 0.0,
                                        places=5, msg=(title, pts))
 
+    def test_largest_working_set_named(self):
+        # the figures drawn at the largest working set name it: stream's
+        # 256 MiB, streamk's 3 x 32 MiB = 96 MiB, mlp's 4 MiB
+        rows = [dict(backing="devzero", page_kb=4, wss_bytes=w, chains=n, ns_per_access=10 / n,
+                     ns_min=9 / n, ns_max=11 / n) for w in (MIB, 4 * MIB) for n in (1, 2)]
+        write(os.path.join(self.tmp, "mlp-wss.csv"), list(rows[0]), rows)
+        for script, data, want in (("bandwidth.gp", "stream.csv", "rows with wss_bytes = 256 MiB"),
+                                   ("streamk.gp", "streamk.csv", "rows with wss_bytes = 96 MiB"),
+                                   ("mlp.gp", "mlp-wss.csv", "ns per access at 4 MiB")):
+            svg = os.path.join(self.tmp, "named-" + script + ".svg")
+            p = subprocess.run(["gnuplot", "-c", os.path.join(PLOTS, script),
+                                os.path.join(self.tmp, data), svg],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual((p.returncode, p.stderr), (0, ""))
+            self.assertIn(want, svg_text(svg), script)
+
     def test_latency(self):
         # x = wss_bytes, y = ns_per_access: devzero 10 at 1 MiB, 40 at
         # 4 MiB; thp 9 and 12
