@@ -8,9 +8,9 @@ Figures: gnuplot runs each figure's script under `set table`, which writes
 the points it would draw instead of pixels (the helper test_columns_plot.py
 uses, here keeping every curve in drawing order, SVG pass only), so a panel
 in the wrong unit, from the wrong column or the wrong working set shows as
-a wrong number.  Summary: plotted by render.py from a run folder of the
-same CSVs; its sections are checked in the printed summary, summary.txt and
-index.html.
+a wrong number.  Summary: render.py renders a run folder of the same
+CSVs; its sections are checked in summary.txt (the printed summary, word
+for word) and index.html.
 
 Run by make test-plots, or alone: python3 -m unittest tests.plots.test_values"""
 import csv
@@ -25,7 +25,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_plots import CONTRACT, PLOTS, RENDER, contract_with, svg_text  # noqa: E402
+from test_plots import CONTRACT, PLOTS, RENDER, svg_text  # noqa: E402
 import contract  # noqa: E402  (BENCH_CONTRACT set by test_plots)
 
 KIB, MIB = 1 << 10, 1 << 20
@@ -361,8 +361,8 @@ class Figures(unittest.TestCase):
 
 class Summary(unittest.TestCase):
     """The summary's sections as render.py prints them, writes them to
-    summary.txt and shows them in index.html, from the same CSVs (no
-    counters' columns differ from the model's, see CHASE)."""
+    summary.txt and shows them in index.html, from the same CSVs (the
+    measured columns set apart from the model's, see CHASE)."""
 
     @classmethod
     def setUpClass(cls):
