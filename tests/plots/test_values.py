@@ -504,7 +504,8 @@ class RealProgSection(unittest.TestCase):
         # 2500; its fourth run fell back (fallback 1, user 99): excluded.
         # thp: 8, 9 -> 8.50, 16, 18 -> 17.0, 10, 30 -> 20.0; its third run
         # was marked invalid (valid 0): excluded.  thp against none:
-        # 8.5 / 12 = 0.708x.  majflt (7) is no column of the table.
+        # 8.5 / 12 = 0.708x.  Runs counted: the kept ones, 3 and 2.
+        # majflt (7) is no column of the table.
         sys.path.insert(0, PLOTS)
         from benches import realprog
 
@@ -520,8 +521,8 @@ class RealProgSection(unittest.TestCase):
         sec = realprog.section_of(rows, {"timing_source": "kvm"})
         got = {r[0]: " | ".join(r) for r in sec.rows}
         self.assertEqual(list(got), ["none", "thp"])
-        for b, nums in (("none", ["12.0", "25.0", "2500", "1.000x"]),
-                        ("thp", ["8.50", "17.0", "20.0", "0.708x"])):
+        for b, nums in (("none", ["3", "12.0", "25.0", "2500", "1.000x"]),
+                        ("thp", ["2", "8.50", "17.0", "20.0", "0.708x"])):
             for n in nums:
                 self.assertRegex(got[b], r"(^|[ (])%s\b" % re.escape(n), b)
         for b in ("none", "thp"):
