@@ -98,6 +98,12 @@ class TestCpuidDecoding(unittest.TestCase):
                           ("l2", "1G"): 1024})
         self.assertEqual(g["model"], "cpuid")
         self.assertEqual(table(g["levels"]), table(g["cpuid"]["levels"]))
+        # CPUID says nothing of replacement: the presets' seeded random,
+        # as its source says (it was true LRU before issue 29)
+        geo = g["geometry"]
+        self.assertEqual({a["policy"] for a in geo["l1"] + geo["l2"]},
+                         {"random"})
+        self.assertIn("modelled as seeded random", geo["source"])
 
     def test_no_tlb_leaves(self):
         g = geometry("--model", "skylake", cpuid="cpuid-unknown-vm.txt")
