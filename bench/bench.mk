@@ -39,10 +39,12 @@ BENCH_ORACLE := $(BENCH_DIR)/minichase
 
 # Hardware events: perf's pmu-events JSON for x86, extracted once from the
 # kernel tarball (the one kernel/build.sh builds) and turned into a C table
-# (bench/pmu.h, bench/events/gen_table.py).
+# (bench/pmu.h, bench/events/gen_table.py); arm64's, extracted beside it,
+# is read by bench/walkcost.py as it is.
 KERNEL_TARBALL ?= /usr/src/linux-source-6.12.tar.xz
 PMU_EVENTS_SRC := build/pmu-events
 PMU_EVENTS_ARCH := $(PMU_EVENTS_SRC)/tools/perf/pmu-events/arch/x86
+PMU_EVENTS_ARM64 := $(PMU_EVENTS_SRC)/.extracted-arm64
 
 BENCH_LIB_SRC := $(filter-out $(BENCH_SRCS) bench/main.c bench/benchtool.c,\
 		   $(wildcard bench/*.c)) $(BENCH_DIR)/pmu-events.c
@@ -60,6 +62,12 @@ $(PMU_EVENTS_SRC)/.extracted: $(wildcard $(KERNEL_TARBALL))
 	rm -rf $(PMU_EVENTS_SRC) && mkdir -p $(PMU_EVENTS_SRC)
 	tar -xJf $(KERNEL_TARBALL) -C $(PMU_EVENTS_SRC) --strip-components=1 \
 		--wildcards '*/tools/perf/pmu-events/arch/x86/*'
+	touch $@
+
+# arm64's tables into the same tree, after x86's (which empties it first)
+$(PMU_EVENTS_ARM64): $(PMU_EVENTS_SRC)/.extracted
+	tar -xJf $(KERNEL_TARBALL) -C $(PMU_EVENTS_SRC) --strip-components=1 \
+		--wildcards '*/tools/perf/pmu-events/arch/arm64/*'
 	touch $@
 
 $(BENCH_DIR)/pmu-events.c: $(PMU_EVENTS_SRC)/.extracted \
@@ -180,7 +188,7 @@ bench-native: bench-check-native $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(
 	python3 bench/run.py --mode native $(BENCH_RUN_ARGS)
 
 test-bench: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE) \
-		$(PRELOAD_SO) $(REALPROG)
+		$(PRELOAD_SO) $(REALPROG) $(PMU_EVENTS_ARM64)
 	python3 tests/bench/run_tests.py $(ONLY)
 
 # The bench unit tests that judge native wall time (tests/bench/quiet.py):

@@ -36,6 +36,10 @@
  *   benchtool tlbwalks PRESET WSS_BYTES PAGE_KB [HOP_BYTES]
  *                               the TLB model's walks and L1 misses per 1000
  *                               accesses of the chase's cycle (no memory)
+ *   benchtool reachlayout N UNIT L1D_BYTES WAYS [SEED]   how tlbreach's
+ *                               two chains of N elements over UNIT-byte
+ *                               units fill the sets of an L1D of 64-byte
+ *                               lines: per set, and over-full sets
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -50,6 +54,7 @@
 #include "runner.h"
 #include "stats.h"
 #include "tlbcpuid.h"
+#include "tlbreach.h"
 #include "tlbmodel.h"
 #include "tlbuse.h"
 
@@ -511,6 +516,76 @@ static int cmd_tlbwalks(int argc, char **argv)
 	return rc;
 }
 
+/* one chain's lines in over-full sets (more lines than ways), and its max */
+static void reach_summary(const char *name, const unsigned *per, size_t sets,
+			  unsigned ways, size_t n)
+{
+	size_t s, over = 0;
+	unsigned max = 0;
+
+	for (s = 0; s < sets; s++) {
+		if (per[s] > ways)
+			over += per[s];
+		if (per[s] > max)
+			max = per[s];
+	}
+	printf("%s chain: %zu lines, %zu (%.1f %%) in over-full sets, at most "
+	       "%u in a set\n", name, n, over, 100.0 * over / n, max);
+}
+
+/*
+ * tlbreach's chains against an L1D's sets: lines per set of the page
+ * chain and the line chain, then one summary line each.  The set of a
+ * line is its address bits above the line offset modulo the sets, as in
+ * a virtually indexed L1D (set bits inside the 4 KB page offset).
+ */
+static int cmd_reachlayout(int argc, char **argv)
+{
+	unsigned long long n, unit, l1d, ways, seed = 1;
+	size_t sets, i, s;
+	unsigned *per[2];
+	uint64_t key;
+	int c;
+
+	if (argc != 6 && argc != 7)
+		return -1;
+	if (tlbwalks_arg(argv[2], "N", &n) ||
+	    tlbwalks_arg(argv[3], "UNIT", &unit) ||
+	    tlbwalks_arg(argv[4], "L1D_BYTES", &l1d) ||
+	    tlbwalks_arg(argv[5], "WAYS", &ways) ||
+	    (argc == 7 && tlbwalks_arg(argv[6], "SEED", &seed)))
+		return 1;
+	if (n < 1 || unit < 2 * LINE || (unit & (unit - 1)) || !ways ||
+	    l1d % (ways * LINE) || !l1d) {
+		fprintf(stderr, "benchtool reachlayout: give N >= 1, UNIT a power "
+			"of two >= %d and L1D_BYTES a multiple of WAYS x %d\n",
+			2 * LINE, LINE);
+		return 1;
+	}
+	sets = l1d / (ways * LINE);
+	per[0] = calloc(sets, sizeof(unsigned));
+	per[1] = calloc(sets, sizeof(unsigned));
+	if (!per[0] || !per[1]) {
+		free(per[0]);
+		free(per[1]);
+		return 1;
+	}
+	key = page_line_key(seed);
+	for (c = 0; c < 2; c++)
+		for (i = 0; i < n; i++)
+			per[c][tlbreach_elem_off(i, !c, unit, key) / LINE %
+			       sets]++;
+	printf("# set page_chain_lines line_chain_lines (L1D %llu B, %llu-way, "
+	       "%zu sets of %d B lines)\n", l1d, ways, sets, LINE);
+	for (s = 0; s < sets; s++)
+		printf("%zu %u %u\n", s, per[0][s], per[1][s]);
+	reach_summary("page", per[0], sets, ways, n);
+	reach_summary("line", per[1], sets, ways, n);
+	free(per[0]);
+	free(per[1]);
+	return 0;
+}
+
 /* --model auto as the chase resolves it on the CPU it would pin to */
 static const char *auto_model(char *why, size_t n)
 {
@@ -605,6 +680,8 @@ static const struct {
 	{ "llc", "llc [--sysfs ROOT] [--cpu N] [--no-cpuid]", cmd_llc },
 	{ "tlbwalks", "tlbwalks PRESET WSS_BYTES PAGE_KB [HOP_BYTES]",
 	  cmd_tlbwalks },
+	{ "reachlayout", "reachlayout N UNIT L1D_BYTES WAYS [SEED]",
+	  cmd_reachlayout },
 	{ "check", "check BENCH [OPTION...]", cmd_check },
 	{ "sizes", "sizes LIST", cmd_sizes },
 	{ "tlbgeometry", "tlbgeometry [--model auto|cpuid|PRESET|SPEC] "

@@ -16,6 +16,11 @@
 const char *const pmu_role_names[PMU_ROLE_NR] = {
 	[PMU_ROLE_L1_MISS] = "l1_miss",
 	[PMU_ROLE_WALK] = "walk",
+	[PMU_ROLE_STLB_HIT] = "stlb_hit",
+	[PMU_ROLE_WALK_COMPLETED] = "walk_completed",
+	[PMU_ROLE_WALK_ACTIVE] = "walk_active",
+	[PMU_ROLE_WALK_PENDING] = "walk_pending",
+	[PMU_ROLE_COALESCED] = "coalesced",
 };
 
 /*

@@ -19,7 +19,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum pmu_role { PMU_ROLE_L1_MISS, PMU_ROLE_WALK, PMU_ROLE_NR };
+/*
+ * l1_miss and walk are what the benchmarks count (counters.c); the rest
+ * say what a walk costs, for bench/walkcost.py (gen_table.py says what
+ * each counts, per vendor)
+ */
+enum pmu_role {
+	PMU_ROLE_L1_MISS, PMU_ROLE_WALK, PMU_ROLE_STLB_HIT,
+	PMU_ROLE_WALK_COMPLETED, PMU_ROLE_WALK_ACTIVE, PMU_ROLE_WALK_PENDING,
+	PMU_ROLE_COALESCED, PMU_ROLE_NR
+};
 
 #define PMU_MAX_PARTS 3		/* a role is the sum of up to 3 events */
 #define PMU_MAX_PMUS 2		/* cpu_core and cpu_atom on hybrid parts */

@@ -350,7 +350,7 @@ const char *tlb_auto_model(const char *preset, const char *cpu, char *why,
 	if (c && host_geo.spec[0] && !c->hypervisor[0]) {
 		snprintf(why, n, "auto: no preset fits %s; the geometry its "
 			 "CPUID leaves %s report (bare metal), replacement "
-			 "undocumented; modelled as tree-PLRU", cpu,
+			 "undocumented; modelled as seeded random", cpu,
 			 host_geo.leaves);
 		return TLB_CPUID_MODEL;
 	}

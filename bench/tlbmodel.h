@@ -14,10 +14,13 @@
  * lists arrays separated by commas; each array is
  * SIZES:ENTRIES:WAYS[:splinter][:pde][:lru|:plru|:random] where SIZES is 4K,
  * 64K, 2M, 32M, 512M, 1G joined by '+' (the page sizes it holds),
- * ENTRIES/WAYS sets, and the last token overrides the policy for that
- * array.  The sizes are x86's 4K, 2M, 1G plus arm64's with 4 KB granules,
- * 64K (16 contiguous 4K PTEs, CONT_PTE) and 32M (16 contiguous 2M blocks,
- * CONT_PMD); 512M is there because Arm L1 data TLBs hold 512M entries.
+ * ENTRIES/WAYS sets (rounded up: where ENTRIES is no multiple of WAYS
+ * the last set has the remainder's ways, so zen3's 2048 entries 12-way
+ * are 170 sets of 12 and one of 8), and the last token overrides the
+ * policy for that array.  The sizes are x86's 4K, 2M, 1G plus arm64's
+ * with 4 KB granules, 64K (16 contiguous 4K PTEs, CONT_PTE) and 32M (16
+ * contiguous 2M blocks, CONT_PMD); 512M is there because Arm L1 data TLBs
+ * hold 512M entries.
  * (16K, arm64's 16 KB granule, is not modelled.)
  * A PAGE_KB between two sizes counts as the smaller one (4M as 2M).
  *
@@ -47,9 +50,11 @@
  *   random  a way drawn from a fixed-seed xorshift generator, so a run
  *           repeats exactly
  * Vendors do not publish their TLB replacement: every preset says so in
- * its source and is modelled as tree-PLRU (";policy=plru" in its spec);
- * true LRU would turn a random cycle just past a level's reach into a
- * miss on every access, a cliff no real TLB shows.
+ * its source and is modelled as seeded random (";policy=random" in its
+ * spec, as is the CPUID geometry); true LRU, and tree-PLRU with a
+ * power-of-two way count, turn a cycle just past a level's reach into a
+ * miss on every access at steady state, a cliff no real TLB shows
+ * (tlbmodel.c says where that was measured).
  *
  * An access looks up the L1 entry for its page; a miss there is an L1
  * miss and looks up the L2 entry; a miss there is a page walk, which fills

@@ -8,14 +8,23 @@
  *
  *   page chain  N elements, one per stride unit (--stride; by default the
  *               backing's own page, so one element per page), at a line
- *               of the unit picked by a seeded mix of its number (as
- *               page_line() does for 4 KB pages), in one random cycle;
+ *               of the unit coloured so that every 64 units take each of
+ *               the 64 line offsets of a 4 KB page once (unit_line()),
+ *               in one random cycle;
  *   line chain  N elements in N distinct lines of as few units as hold
  *               them (every line of each unit but the page chain's own),
  *               in a random cycle of its own.
  *
- * Both touch N distinct cache lines spread over every cache set, so they
- * miss the caches alike; only the page chain needs N TLB entries.  The
+ * Both touch N distinct cache lines spread evenly over the sets of a
+ * virtually indexed L1D (whose set bits lie in the 4 KB page offset: 64
+ * sets of 64-byte lines at most), so they miss the caches alike; only the
+ * page chain needs N TLB entries.  The colouring is deterministic, as
+ * lmbench's and Calibrator's placements are: a line picked by a hash of
+ * the page number (the placement until issue 29) overfills some sets by
+ * chance, which the line chain's consecutive lines never do (at 640
+ * pages of a 48 KB 12-way L1D, 26.9 % of the page chain's lines sat in
+ * sets holding more lines than ways, none of the line chain's); benchtool
+ * reachlayout prints both chains' lines per set.  The
  * line chain needs N/63 of them (4 KB pages) or one (2 MB pages): it meets
  * the L1 TLB's reach only at 63 x its entries.  excess_ns, the page
  * chain's time per access less the line chain's, is then what the TLB
@@ -37,6 +46,7 @@
 #include <stdlib.h>
 
 #include "runner.h"
+#include "tlbreach.h"
 #include "tlbuse.h"
 
 #define UNROLL CHASE_UNROLL
@@ -61,14 +71,27 @@ static const struct bench_opt tlbreach_opts[] = {
 
 void *volatile tlbreach_sink;
 
-/* the one line of unit u (of `lines` lines) that the page chain uses */
+/*
+ * The one line of unit u (of `lines` lines) that the page chain uses.
+ * Its colour, the line's offset in its 4 KB page (the L1D set), takes
+ * each of the `cols` values a unit can give once per block of `cols`
+ * units (cols: 64, or the unit's lines where units are under 4 KB, whose
+ * colours also follow from the unit's place in its page); the block's
+ * keyed rotation and, in units over 4 KB, a keyed choice among the lines
+ * of that colour keep the higher address bits (the sets of a larger
+ * cache) from following the colour.
+ */
 static size_t unit_line(size_t u, size_t lines, uint64_t key)
 {
-	return (size_t)(mix64(u + key) % lines);
+	size_t cols = lines < PAGE / LINE ? lines : PAGE / LINE;
+	size_t per = lines < PAGE / LINE ? PAGE / LINE / lines : 1;
+	size_t j = u / per;	/* units in one 4 KB page share a colour */
+	size_t col = (j % cols + mix64(j / cols + key)) % cols;
+
+	return col + cols * (size_t)(mix64(u ^ ~key) % (lines / cols));
 }
 
-/* the byte offset of element i of a chain (page: 1, line: 0) */
-static size_t elem_off(size_t i, int page, size_t unit, uint64_t key)
+size_t tlbreach_elem_off(size_t i, int page, size_t unit, uint64_t key)
 {
 	size_t lines = unit / LINE, u, s, l;
 
@@ -100,10 +123,10 @@ static void **build(char *base, size_t n, int page, size_t unit,
 		a[j] = t;
 	}
 	for (i = 0; i < n; i++)
-		*(void **)(base + elem_off(i, page, unit, key)) =
-			base + elem_off(a[i], page, unit, key);
+		*(void **)(base + tlbreach_elem_off(i, page, unit, key)) =
+			base + tlbreach_elem_off(a[i], page, unit, key);
 	free(a);
-	return (void **)(base + elem_off(0, page, unit, key));
+	return (void **)(base + tlbreach_elem_off(0, page, unit, key));
 }
 
 /* ns per access of one timed run of blocks x UNROLL hops from *p */

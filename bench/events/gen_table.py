@@ -8,10 +8,33 @@ ARCH_X86_DIR is tools/perf/pmu-events/arch/x86 of the kernel tree (the
 build extracts it from the same linux-source tarball the kernel is built
 from, see bench/bench.mk).  For every row of its mapfile.csv and every core
 PMU the model's JSON names (cpu_core and cpu_atom on hybrid parts, the
-plain "cpu" PMU otherwise) the table holds two roles:
+plain "cpu" PMU otherwise) the table holds these roles:
 
-  l1_miss  loads that missed the first-level data TLB
-  walk     page walks, caused by loads, that completed
+  l1_miss         loads that missed the first-level data TLB
+  walk            page walks caused by loads: completed ones on Intel;
+                  on AMD walks *requested* (L2 DTLB misses, 0xf045: "page-
+                  table walks are requested", in perf's own description of
+                  ls_l1_d_tlb_miss.all_l2_miss), cancelled ones included
+  stlb_hit        first-level misses that hit the second level (Intel:
+                  DTLB_LOAD_MISSES.STLB_HIT; on AMD it is l1_miss - walk)
+  walk_completed  walks that completed: Intel's walk event again; AMD's
+                  ls_tablewalker.dside (Zen 1 to 3: "Total Page Table
+                  Walks on D-side"); Zen 4 and 5's JSON has none
+  walk_active     cycles with at least one load walk in progress:
+                  DTLB_LOAD_MISSES.WALK_ACTIVE, or WALK_DURATION (Haswell,
+                  Broadwell: cycles the page-miss handler is busy)
+  walk_pending    walks in progress summed over cycles:
+                  DTLB_LOAD_MISSES.WALK_PENDING, so pending / completed is
+                  the cycles a walk takes and pending / active the walks
+                  in flight; AMD's JSON has no walk-duration event
+  coalesced       AMD: first-level misses on coalesced L2 entries (one
+                  entry for four adjacent 4 KB pages, "a 16k page"; umasks
+                  0x02 hit and 0x20 miss of event 0x45, Zen 3 to 5), which
+                  the TLB model leaves out
+
+bench/walkcost.py turns a `perf stat` of these roles, with cycles and
+instructions, into what walks cost; on Arm it reads perf's arm64 tables
+itself.
 
 Each role is the first rule below whose events the model's JSON has:
 
@@ -164,6 +187,52 @@ def l1_role(model, ev, walk):
     return None, why + ("; " + "; ".join(clashes) if clashes else "")
 
 
+def simple_role(model, ev, what, candidates):
+    """The first candidate list the model has, or a reason naming them."""
+    got, clashes = first_of(ev, candidates)
+    if got:
+        return got, None
+    why = "%s's JSON has no %s (looked for %s)" % (
+        model, what, ", ".join("+".join(c) for c in candidates))
+    return None, why + ("; " + "; ".join(clashes) if clashes else "")
+
+
+def extra_roles(model, ev, walk):
+    """The walk-cost roles, stlb_hit to coalesced in pmu.h's order."""
+    amd = model.startswith("amd")
+    out = []
+    if amd:
+        out.append((None, "AMD counts no L2 DTLB hit on its own: it is "
+                    "l1_miss - walk (0xff45 - 0xf045)"))
+    else:
+        out.append(simple_role(model, ev, "STLB hit count for loads",
+                               (["DTLB_LOAD_MISSES.STLB_HIT"],)))
+    if amd:
+        out.append(simple_role(
+            model, ev, "completed-walk count (walk, 0xf045, counts walks "
+            "requested)", (["ls_tablewalker.dside"],)))
+    elif walk:
+        out.append((walk, None))
+    else:
+        out.append((None, "%s's JSON has no completed-walk count for "
+                    "loads" % model))
+    out.append(simple_role(model, ev, "walk-active cycle count",
+                           (["DTLB_LOAD_MISSES.WALK_ACTIVE"],
+                            ["DTLB_LOAD_MISSES.WALK_DURATION"])))
+    out.append(simple_role(model, ev, "walk-pending cycle count",
+                           (["DTLB_LOAD_MISSES.WALK_PENDING"],)))
+    out.append(simple_role(
+        model, ev, "coalesced-entry TLB reload count",
+        (["ls_l1_d_tlb_miss.tlb_reload_coalesced_page_hit",
+          "ls_l1_d_tlb_miss.tlb_reload_coalesced_page_miss"],)))
+    return out
+
+
+EXTRA = ("PMU_ROLE_STLB_HIT", "PMU_ROLE_WALK_COMPLETED",
+         "PMU_ROLE_WALK_ACTIVE", "PMU_ROLE_WALK_PENDING",
+         "PMU_ROLE_COALESCED")
+
+
 def c_str(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -197,9 +266,13 @@ def main(argv):
             ev = units.get(u, {})
             walk, wwhy = walk_role(model, ev)
             l1, lwhy = l1_role(model, ev, walk)
+            more = "".join(",\n\t\t    [%s] = %s" % (r, c_role(*got))
+                           for r, got in zip(EXTRA,
+                                             extra_roles(model, ev, walk)))
             pmus.append("\t\t{ %s, { [PMU_ROLE_L1_MISS] = %s,\n"
-                        "\t\t    [PMU_ROLE_WALK] = %s } }" %
-                        (c_str(u), c_role(l1, lwhy), c_role(walk, wwhy)))
+                        "\t\t    [PMU_ROLE_WALK] = %s%s } }" %
+                        (c_str(u), c_role(l1, lwhy), c_role(walk, wwhy),
+                         more))
         lines.append("\t{ %s, %s, %s, %d, {\n%s } }," % (
             c_str(r["Family-model"]), c_str(model), c_str(r["Version"]),
             len(pmus), ",\n".join(pmus)))

@@ -43,6 +43,19 @@ class TestTlbModel(unittest.TestCase):
         self.assertEqual(run("l1=4K:2:2;l2=4K:8:8", pages([0, 1, 2] * 10)),
                          (30, 30, 3))
 
+    def test_entries_no_multiple_of_ways(self):
+        # 5 entries 2-way: sets 0 and 1 of 2 ways, a last set of 1 way.
+        # Pages 0 and 3 share set 0 and both stay; 2 and 5 share set 2,
+        # which holds one: every access misses (LRU).
+        self.assertEqual(run("l1=4K:5:2", pages([0, 3] * 3)), (6, 2, 2))
+        self.assertEqual(run("l1=4K:5:2", pages([2, 5] * 3)), (6, 6, 6))
+        # ... under every policy: a one-way set has no choice
+        for pol in ("plru", "random"):
+            self.assertEqual(run("l1=4K:5:2:" + pol, pages([2, 5] * 3)),
+                             (6, 6, 6), pol)
+            self.assertEqual(run("l1=4K:5:2:" + pol, pages([0, 3] * 3)),
+                             (6, 2, 2), pol)
+
     def test_page_size_decides_the_entry(self):
         addrs = [0x0, 0x1000, 0x2000, 0x1ff000]
         spec = "l1=4K:4:4,2M:2:2"
@@ -65,8 +78,10 @@ class TestTlbModel(unittest.TestCase):
         # 64 consecutive 4K pages fill the 16 x 4-way L1 exactly
         self.assertEqual(run("skylake", pages(list(range(64)) * 2)),
                          (128, 64, 64))
-        # 128 pages: 8 per L1 set, every access misses L1; STLB holds all
-        self.assertEqual(run("skylake", pages(list(range(128)) * 2)),
+        # 128 pages: 8 per L1 set, every access misses the LRU L1 (the
+        # preset's random replacement keeps a few); STLB holds all
+        self.assertEqual(run("skylake;policy=lru",
+                             pages(list(range(128)) * 2)),
                          (256, 256, 128))
         # 32 2M pages fit the 2M L1 array
         self.assertEqual(run("skylake", [(i << 21, M2) for i in
@@ -82,7 +97,7 @@ class TestTlbModel(unittest.TestCase):
             self.assertEqual(run(n, []), (0, 0, 0), n)
 
     def test_bad_spec_is_refused(self):
-        for spec in ("nonsense", "l1=4K:5:2", "l1=3K:4:4", "l2=4K:4:4",
+        for spec in ("nonsense", "l1=4K:2:4", "l1=3K:4:4", "l2=4K:4:4",
                      "l1=4K:4:4:mru", "l1=4K:4:4;policy=fifo",
                      "l1=4K:4:4:lru:plru", "l1=16K:4:4",
                      "l1=4K:4:4:splinter:smash", "l1=4K:4:4:lru:splinter"):
@@ -275,7 +290,11 @@ class TestPolicies(unittest.TestCase):
         # Skylake's L1 4K array is 16 sets x 4 ways: 5 pages of one set
         vpns = [i * 16 for i in range(5)] * 3
         self.assertEqual(trace("skylake;policy=lru", vpns)[1], 15)
-        self.assertEqual(trace("skylake", vpns)[1], 14)     # its tree-PLRU
+        self.assertEqual(trace("skylake;policy=plru", vpns)[1], 14)
+        # its own policy is seeded random: fewer misses, the same each run
+        self.assertEqual(trace("skylake", vpns),
+                         trace("skylake;policy=random", vpns))
+        self.assertLess(trace("skylake", vpns)[1], 14)
 
 
 class TestGeometry(unittest.TestCase):
@@ -288,18 +307,24 @@ class TestGeometry(unittest.TestCase):
         g = self.geometry("skylake")
         self.assertEqual(g["spec"],
                          "l1=4K:64:4,2M:32:4,1G:4:4;l2=4K+2M:1536:12,1G:16:4;"
-                         "policy=plru")
+                         "policy=random")
         self.assertIn("Skylake", g["source"])
         self.assertEqual([(a["page_sizes"], a["entries"], a["ways"],
                            a["sets"], a["policy"]) for a in g["l1"]],
-                         [(["4K"], 64, 4, 16, "plru"),
-                          (["2M"], 32, 4, 8, "plru"),
-                          (["1G"], 4, 4, 1, "plru")])
+                         [(["4K"], 64, 4, 16, "random"),
+                          (["2M"], 32, 4, 8, "random"),
+                          (["1G"], 4, 4, 1, "random")])
         self.assertEqual(g["l2"][0]["page_sizes"], ["4K", "2M"])
-        self.assertEqual(g["default_policy"], "plru")
-        self.assertIn("undocumented; modelled as tree-PLRU", g["source"])
+        self.assertEqual(g["default_policy"], "random")
+        self.assertIn("undocumented; modelled as seeded random", g["source"])
         self.assertIn("page-walk caches", g["leaves_out"])
         self.assertIn("coalescing", g["leaves_out"])
+
+    def test_zen3_l2_is_12_way(self):
+        # 2048 entries 12-way: 171 sets, the last of 8 ways
+        l2 = self.geometry("zen3")["l2"][0]
+        self.assertEqual((l2["entries"], l2["ways"], l2["sets"]),
+                         (2048, 12, 171))
 
     def test_custom_spec(self):
         g = self.geometry("l1=4K+2M:8:2:random;l2=4K+2M:64:8:smash;"

@@ -9,7 +9,7 @@ from common import benchtool
 
 KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
 LINE, PAGE = 64, 4096
-# the counts below reason in true LRU, not the preset's tree-PLRU
+# the counts below reason in true LRU, not the preset's seeded random
 N1 = "neoverse-n1;policy=lru"
 
 
