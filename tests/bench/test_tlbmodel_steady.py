@@ -113,8 +113,8 @@ class TestRandomByHand(unittest.TestCase):
 
 
 class TestNoCliff(unittest.TestCase):
-    """Every preset 10 % past its reach, at steady state: well below one
-    miss per access (true LRU: 1000 per 1000)."""
+    """Every preset 10 % past its L2 reach, at steady state: well below
+    one walk per access (true LRU: 1000 per 1000)."""
 
     def test_past_l2_reach(self):
         for name in presets():
@@ -124,13 +124,27 @@ class TestNoCliff(unittest.TestCase):
             self.assertGreater(walks, 0, name)
             self.assertLess(walks, 500, name)
 
-    def test_past_l1_reach(self):
+
+
+class TestL1Step(unittest.TestCase):
+    """The L1 steps where tlbreach measured a step: natively on this
+    project's Zen 5 host its 4 KB page chain had no excess at 72 pages
+    (the L1 entries the host's CPUID reports) and 1.9 ns per access at 80
+    (results/README.md), so the presets' L1 is true LRU.  A fully
+    associative L1 then holds the cycle until it outgrows it and misses
+    on every access 10 % past (random replacement: about 150 of 1000)."""
+
+    def test_fully_associative_l1_steps(self):
         for name in presets():
-            l1, _ = entries_4k(name)
-            wss = past(l1)
-            miss = steady(name, [wss])[wss][0]
-            self.assertGreater(miss, 0, name)
-            self.assertLess(miss, 500, name)
+            g = json.loads(benchtool("geometry", name).stdout)
+            l1 = [a for a in g["l1"] if "4K" in a["page_sizes"]][0]
+            if l1["ways"] != l1["entries"]:
+                continue
+            n = l1["entries"]
+            under, over = (n - n // 10) * PAGE, (n + n // 10) * PAGE
+            got = steady(name, [under, over])
+            self.assertLess(got[under][0], 20, name)
+            self.assertGreater(got[over][0], 950, name)
 
 
 if __name__ == "__main__":
