@@ -196,13 +196,11 @@ class TestThreads(unittest.TestCase):
             self.assertEqual({r["threads"] for r in res.rows}, {str(n)})
 
     def test_threads_not_held_to_the_pinned_cpu(self):
-        """The runner pins to one CPU; the threads may use every CPU the
-        run was allowed (as STREAM, which does not pin)."""
-        allowed = len(os.sched_getaffinity(0))
-        _, build = self.run_threads(2)
-        self.assertEqual(len(build["cpus"].split(",")), allowed, build)
-        _, build = self.run_threads(1)
-        self.assertEqual(build["cpus"], str(build["pinned_cpu"]), build)
+        """The runner pins to one CPU; the threads are pinned one to each
+        CPU the run was allowed (every one, with a thread per CPU)."""
+        allowed = os.sched_getaffinity(0)
+        _, build = self.run_threads(len(allowed))
+        self.assertEqual(set(build["seen"]), allowed, build)
 
     def test_a_corrupted_array_fails_with_threads(self):
         res = BenchRun("streamk", ARGS + ["--reps", "2", "--corrupt", "c"],
@@ -492,6 +490,50 @@ class TestFitPool(unittest.TestCase):
         self.assertNotIn("notes", self.res.meta)
 
 
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "llc")
+
+
+def cpulist(s):
+    """[CPU...] of a sysfs cpulist ("0-7,96-103")."""
+    out = []
+    for part in s.split(","):
+        lo, _, hi = part.partition("-")
+        out += range(int(lo), int(hi or lo) + 1)
+    return out
+
+
+def sysfs_tree(name, root):
+    """Writes the sysfs tree fixtures/llc/<name>.txt describes under root
+    (cpuN/cache/indexK/{level,type,size,shared_cpu_list}, cpuN/nodeM, the
+    online list); returns root."""
+    cpu = os.path.join(root, "sys/devices/system/cpu")
+    index = {}
+    with open(os.path.join(FIXTURES, name + ".txt")) as f:
+        for line in f:
+            w = line.split()
+            if not w or w[0].startswith("#"):
+                continue
+            if w[0] == "online":
+                os.makedirs(cpu, exist_ok=True)
+                with open(os.path.join(cpu, "online"), "w") as o:
+                    o.write(w[1] + "\n")
+            elif w[0] == "node":
+                for c in cpulist(w[2]):
+                    os.makedirs(os.path.join(cpu, "cpu%d" % c, "node" + w[1]))
+            else:
+                level, typ, size, shared = w[1:]
+                for c in cpulist(shared):
+                    k = index[c] = index.get(c, -1) + 1
+                    d = os.path.join(cpu, "cpu%d/cache/index%d" % (c, k))
+                    os.makedirs(d)
+                    for key, val in (("level", level), ("type", typ),
+                                     ("size", size),
+                                     ("shared_cpu_list", shared)):
+                        with open(os.path.join(d, key), "w") as o:
+                            o.write(val + "\n")
+    return root
+
+
 class TestLlc(unittest.TestCase):
     def sysfs(self, caches):
         d = tempfile.mkdtemp()
@@ -513,7 +555,8 @@ class TestLlc(unittest.TestCase):
         p = benchtool("llc", "--sysfs", root, "--cpu", "1", "--no-cpuid")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(json.loads(p.stdout), {
-            "llc_bytes": 32 << 20, "level": 3, "source": "sysfs"})
+            "llc_bytes": 32 << 20, "level": 3, "source": "sysfs",
+            "caches": 1, "plan": [1]})
 
     def test_no_cache_directory_says_so(self):
         root = self.sysfs([])
@@ -523,6 +566,107 @@ class TestLlc(unittest.TestCase):
         p = benchtool("llc", "--sysfs", root)
         if p.returncode == 0:   # CPUID knows, and it is labelled so
             self.assertEqual(json.loads(p.stdout)["source"], "cpuid")
+            self.assertEqual(json.loads(p.stdout)["caches"], 0)
+
+
+class TestLlcPlan(unittest.TestCase):
+    """STREAM's rule counts every last-level cache the threads use, and
+    the threads are placed by it (bench/llc.h llc_plan, through benchtool
+    llc): on sysfs trees of a 12-CCD Zen 5 part and a two-socket Xeon
+    (written from their published topologies) and of this project's VM
+    (recorded)."""
+
+    def plan(self, name, *args, env=None):
+        root = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, root)
+        sysfs_tree(name, root)
+        p = benchtool("llc", "--sysfs", root, "--no-cpuid", *args,
+                      env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+    def test_zen5_every_cpu_is_the_sum_of_twelve_l3s(self):
+        got = self.plan("epyc-9655-zen5-12ccd")
+        self.assertEqual((got["llc_bytes"], got["caches"], got["level"]),
+                         (12 * (32 << 20), 12, 3))
+        # one thread per CPU, every CPU once
+        self.assertEqual(sorted(got["plan"]), list(range(192)))
+
+    def test_zen5_fewer_threads_spread_over_the_ccds(self):
+        got = self.plan("epyc-9655-zen5-12ccd", "--threads", "12")
+        self.assertEqual(got["plan"], list(range(0, 96, 8)))
+        self.assertEqual((got["llc_bytes"], got["caches"]),
+                         (12 * (32 << 20), 12))
+        got = self.plan("epyc-9655-zen5-12ccd", "--threads", "5")
+        self.assertEqual((got["llc_bytes"], got["caches"]),
+                         (5 * (32 << 20), 5))
+        got = self.plan("epyc-9655-zen5-12ccd", "--threads", "1")
+        self.assertEqual((got["llc_bytes"], got["plan"]), (32 << 20, [0]))
+        # the 13th thread goes back to the first CCD, on its next CPU
+        got = self.plan("epyc-9655-zen5-12ccd", "--threads", "13")
+        self.assertEqual(got["plan"][12], 1)
+
+    def test_two_sockets_alternate_nodes(self):
+        got = self.plan("xeon-8480-2s")
+        self.assertEqual((got["llc_bytes"], got["caches"]),
+                         (2 * 107520 << 10, 2))
+        self.assertEqual(sorted(got["plan"]), list(range(224)))
+        got = self.plan("xeon-8480-2s", "--threads", "2")
+        self.assertEqual(got["plan"], [0, 56])
+        self.assertEqual(got["llc_bytes"], 2 * 107520 << 10)
+        got = self.plan("xeon-8480-2s", "--threads", "4")
+        self.assertEqual(got["plan"], [0, 56, 1, 57])
+        got = self.plan("xeon-8480-2s", "--cpus", "0-55")
+        self.assertEqual((got["llc_bytes"], got["caches"]),
+                         (107520 << 10, 1))
+
+    def test_omp_num_threads_is_the_default(self):
+        env = dict(os.environ, OMP_NUM_THREADS="3")
+        got = self.plan("xeon-8480-2s", env=env)
+        self.assertEqual(got["plan"], [0, 56, 1])
+
+    def test_this_vm_recorded(self):
+        got = self.plan("vm-epyc-2vcpu-recorded")
+        self.assertEqual(got, {"llc_bytes": 32 << 20, "level": 3,
+                               "source": "sysfs", "caches": 1,
+                               "plan": [0, 1]})
+
+
+class TestPlacement(unittest.TestCase):
+    """The threads run where the plan puts them, each first-touches its
+    own slices (the runner neither memsets nor binds streamk's mapping),
+    and the rule is applied with the plan's caches."""
+
+    def run_threads(self, n):
+        res = BenchRun("streamk", ARGS + ["--reps", "2"],
+                       env={"OMP_NUM_THREADS": str(n)})
+        self.assertEqual(res.returncode, 0, res.describe())
+        return res
+
+    def test_threads_run_on_the_plan(self):
+        for n in (1, 2):
+            res = self.run_threads(n)
+            (build,) = res.meta["streamk_build"]
+            p = benchtool("llc", env=dict(os.environ,
+                                          OMP_NUM_THREADS=str(n)))
+            want = json.loads(p.stdout)
+            self.assertEqual(build["plan"], want["plan"], build)
+            self.assertEqual(build["seen"], build["plan"], build)
+            (llc,) = res.meta["streamk_llc"]
+            self.assertEqual((llc["llc_bytes"], llc["caches"]),
+                             (want["llc_bytes"], want["caches"]))
+
+    def test_each_thread_faults_its_own_slices(self):
+        """Two threads: each takes the minor faults (getrusage) of its own
+        half of the arrays, so the runner touched none of them first."""
+        res = self.run_threads(2)
+        (touch,) = res.meta["streamk_touch"]
+        pages = SIZE // PAGE
+        self.assertEqual(len(touch["faults"]), 2, touch)
+        for f in touch["faults"]:
+            self.assertGreater(f, 0.4 * pages, touch)
+        (numa,) = res.meta["numa"]
+        self.assertEqual(numa["bound_to"], -1, numa)
 
 
 if __name__ == "__main__":
