@@ -41,7 +41,8 @@ def run_native(res, runs, cmds, pools, p, pooled, c):
 # size up to ORACLE_MAX, if that is at least ORACLE_MIN: smaller working
 # sets live in the caches, where the TLB question is not asked), each run
 # a new mapping.  The chase's ns_min must lie within the oracle's range
-# over its runs, widened by ORACLE_TOLERANCE on each side: the chase, too,
+# over one attempt's runs, widened by ORACLE_TOLERANCE on each side (each
+# attempt is judged alone, so retries do not widen it): the chase, too,
 # measured one mapping, and on a VM host one mapping of 1 GB on 4 KB pages
 # differs from the next by far more than 10 % (the least time of each of
 # 8 mappings: 248 to 314 ns on this project's Zen 5 VM), so its least
@@ -61,14 +62,16 @@ ORACLE_RUNS = 3
 ORACLE_ATTEMPTS = 3
 
 
-def minichase(bindir, kind, wss, hops, runs=ORACLE_RUNS):
+def minichase(bindir, kind, wss, hops, runs=ORACLE_RUNS, hop="line"):
     """([ns per hop of each of runs runs of the oracle], None) or (None,
-    why).  It warms with as many hops as it times."""
+    why).  It warms with as many hops as it times; hop "page": one
+    element per 4 KB page (minichase -p), as the chase's page hop."""
     got, exe = [], os.path.join(bindir, "minichase")
     if not os.access(exe, os.X_OK):
         return None, "%s is not built (make bench-native builds it)" % exe
     for _ in range(runs):
-        p = subprocess.run([exe, kind, str(wss), str(hops), str(hops)],
+        p = subprocess.run([exe] + (["-p"] if hop == "page" else []) +
+                           [kind, str(wss), str(hops), str(hops)],
                            capture_output=True, text=True)
         m = re.match(r"ns_per_hop ([0-9.]+)", p.stdout)
         if p.returncode or not m:
@@ -126,7 +129,9 @@ def check_chase_oracle(res, bindir):
             if err:
                 why[kb] = err
             else:
-                runs[kb] = runs.get(kb, []) + ns
+                # this attempt's runs alone: a retry must not widen the
+                # band by adding its runs to the last attempt's
+                runs[kb] = ns
         out = {r["backing"]: dict(
             oracle_verdict(float(r["ns_min"]), runs[int(r["page_kb"])])
             if int(r["page_kb"]) in runs else
@@ -150,8 +155,8 @@ def check_chase_oracle(res, bindir):
                     out[b]["oracle_ns_max"]) for b in bad))
         if load > (os.cpu_count() or 1):
             res.meta.setdefault("notes", []).append(
-                msg + "; not a failure: load average %.1f on %d CPUs"
-                % (load, os.cpu_count() or 1))
+                msg + "; not judged (neither passed nor failed): load "
+                "average %.1f on %d CPUs" % (load, os.cpu_count() or 1))
             bad = []
         else:
             res.meta["errors"].append(msg)
