@@ -228,10 +228,14 @@ class RunPyOracle(unittest.TestCase):
         self.write_rows([("devzero", 4, 1 << 30, 105, "line"),
                          ("thp", 2048, 1 << 30, 95, "line"),
                          ("hugetlbfs-1g", 1048576, 1 << 30, 90, "line"),
-                         ("devzero", 4, 1 << 30, 500, "page"),
+                         ("devzero", 4, 1 << 30, 108, "page"),
                          ("devzero", 4, 1 << 20, 500, "line"),
                          ("devzero", 4, 2 << 30, 500, "line")])
         self.assertEqual(self.check(), 0)
+        # the page hop too, against minichase -p, one hop per 4 KB page
+        p = self.res.meta["chase_oracle_page"]
+        self.assertEqual((p["hop"], p["hops"]), ("page", (1 << 30) // 4096))
+        self.assertEqual(p["backings"]["devzero"]["ratio"], 1.08)
         o = self.res.meta["chase_oracle"]
         self.assertEqual(o["wss_bytes"], 1 << 30)
         self.assertEqual(o["attempts"], 1)
@@ -242,7 +246,17 @@ class RunPyOracle(unittest.TestCase):
         with open(os.path.join(self.dir, "calls")) as f:
             calls = f.read().split("\n")
         self.assertIn("4k %d %d %d" % (1 << 30, 4 << 20, 4 << 20), calls)
+        self.assertIn("-p 4k %d %d %d" % (1 << 30, 1 << 18, 1 << 18), calls)
         self.assertFalse(self.res.meta["errors"])
+
+    def test_a_page_hop_disagreement_fails_the_run(self):
+        self.write_rows([("devzero", 4, 1 << 30, 100, "line"),
+                         ("devzero", 4, 1 << 30, 150, "page")])
+        self.assertEqual(self.check(), 2)
+        self.assertTrue(self.res.meta["chase_oracle"]["backings"]["devzero"]["agree"])
+        self.assertFalse(
+            self.res.meta["chase_oracle_page"]["backings"]["devzero"]["agree"])
+        self.assertIn("(page hop)", self.res.meta["errors"][0])
 
     def check(self, load=0.0):
         with mock.patch.object(os, "getloadavg",
