@@ -42,8 +42,8 @@ struct llc {
  * of them it falls back to CPUID (use_cpuid), one cache for the part,
  * not summed (caches 0).  root as llc.h's other readers (NULL: "/").
  * Returns 0, or -1 with why; the plan is filled even then, unless cpus
- * or n is empty (streamk pins its threads whether or not it knows the
- * caches' size).
+ * or n is empty or memory ran out (streamk pins its threads whether or
+ * not it knows the caches' size).
  */
 int llc_plan(const char *root, const cpu_set_t *cpus, int n, int use_cpuid,
 	     int *plan, struct llc *l, char *why, size_t wn);
