@@ -196,8 +196,9 @@ test-bench: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE) \
 # its kernel builds and guests are done and the machine is quiet.
 TIMING_TESTS = test_tlbreach.TestOracle test_mlp.TestPerChainStepIsFlat \
 	test_mlp.TestRows.test_chains_in_flight_overlap \
+	test_mlp.TestAgainstAMinimalChase test_chase_oracle.BothHops \
 	test_streamk.TestLikwid test_faultscale.Concurrency
-test-timing: $(BENCH_BINS) $(BENCH_TOOLS) $(STREAMK_NATIVE)
+test-timing: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE)
 	python3 tests/bench/run_tests.py $(TIMING_TESTS)
 
 .DEFAULT_GOAL := $(bench_saved_goal)

@@ -23,8 +23,9 @@
  *   benchtool pickcpu --sysfs ROOT --allowed LIST [--cpu N]
  *                               the CPU and PMU the runner would measure on
  *   benchtool scale V0 V1 E0 E1 R0 R1   one repetition's scaled count
- *   benchtool llc [--sysfs ROOT] [--cpu N] [--no-cpuid]
- *                               the last-level cache streamk sizes by (llc.h)
+ *   benchtool llc [--sysfs ROOT] [--cpu N|--cpus LIST] [--threads N]
+ *                 [--no-cpuid]  the last-level caches streamk's threads
+ *                               use, summed, and their CPUs (llc.h)
  *   benchtool tlbgeometry [--model M] [--dump]   the TLB geometry the
  *                               model uses here (auto: as the chase picks
  *                               it) beside what CPUID reports, as JSON
@@ -384,30 +385,67 @@ static int cmd_pagecheck(int argc, char **argv)
 	return 0;
 }
 
-/* llc: {"llc_bytes": N, "level": L, "source": S}, or why on stderr, exit 1 */
+/*
+ * llc: {"llc_bytes": N, "level": L, "source": S, "caches": K, "plan":
+ * [CPU...]}: the caches streamk's threads use, summed (llc.h's
+ * llc_plan()), or why on stderr, exit 1.  The CPUs: --cpus LIST, or
+ * --cpu N alone; else those this process may use, or with --sysfs the
+ * tree's online list (cpu0 where it has none).  The threads: --threads N,
+ * else OMP_NUM_THREADS, else one per CPU, as OpenMP's default.
+ */
 static int cmd_llc(int argc, char **argv)
 {
-	const char *root = NULL;
-	int i, cpu = 0, use_cpuid = 1;
-	char why[400];
+	const char *root = NULL, *list = NULL, *omp = getenv("OMP_NUM_THREADS");
+	int i, t, threads = 0, use_cpuid = 1, *plan;
+	char why[400], online[4096] = "0";
+	cpu_set_t cpus;
 	struct llc l;
+	FILE *f;
 
 	for (i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--sysfs") && i + 1 < argc)
 			root = argv[++i];
 		else if (!strcmp(argv[i], "--cpu") && i + 1 < argc)
-			cpu = atoi(argv[++i]);
+			list = argv[++i];
+		else if (!strcmp(argv[i], "--cpus") && i + 1 < argc)
+			list = argv[++i];
+		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+			threads = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--no-cpuid"))
 			use_cpuid = 0;
 		else
 			return -1;
 	}
-	if (llc_read(root, cpu, use_cpuid, &l, why, sizeof(why))) {
-		fprintf(stderr, "benchtool: %s\n", why);
+	if (!list && root) {
+		snprintf(why, sizeof(why), "%s/sys/devices/system/cpu/online",
+			 root);
+		if ((f = fopen(why, "r"))) {
+			if (!fgets(online, sizeof(online), f))
+				snprintf(online, sizeof(online), "0");
+			fclose(f);
+			online[strcspn(online, "\n")] = 0;
+		}
+		list = online;
+	}
+	if (list ? pmu_parse_cpulist(list, &cpus) :
+	    sched_getaffinity(0, sizeof(cpus), &cpus))
+		return -1;
+	if (!threads)
+		threads = omp && atoi(omp) > 0 ? atoi(omp) : CPU_COUNT(&cpus);
+	plan = calloc(threads > 0 ? threads : 1, sizeof(int));
+	if (!plan || llc_plan(root, &cpus, threads, use_cpuid, plan, &l, why,
+			      sizeof(why))) {
+		fprintf(stderr, "benchtool: %s\n", plan ? why : "out of memory");
+		free(plan);
 		return 1;
 	}
-	printf("{\"llc_bytes\": %llu, \"level\": %d, \"source\": \"%s\"}\n",
-	       l.bytes, l.level, l.source);
+	printf("{\"llc_bytes\": %llu, \"level\": %d, \"source\": \"%s\", "
+	       "\"caches\": %d, \"plan\": [", l.bytes, l.level, l.source,
+	       l.caches);
+	for (t = 0; t < threads; t++)
+		printf("%s%d", t ? ", " : "", plan[t]);
+	printf("]}\n");
+	free(plan);
 	return 0;
 }
 
@@ -677,7 +715,8 @@ static const struct {
 	{ "scale", "scale V0 V1 E0 E1 R0 R1", cmd_scale },
 	{ "pagecheck", "pagecheck BACKING BYTES KERNEL_PAGE_KB ANON_HUGE_KB",
 	  cmd_pagecheck },
-	{ "llc", "llc [--sysfs ROOT] [--cpu N] [--no-cpuid]", cmd_llc },
+	{ "llc", "llc [--sysfs ROOT] [--cpu N|--cpus LIST] [--threads N] "
+	  "[--no-cpuid]", cmd_llc },
 	{ "tlbwalks", "tlbwalks PRESET WSS_BYTES PAGE_KB [HOP_BYTES]",
 	  cmd_tlbwalks },
 	{ "reachlayout", "reachlayout N UNIT L1D_BYTES WAYS [SEED]",

@@ -15,21 +15,37 @@
 #ifndef BENCH_LLC_H
 #define BENCH_LLC_H
 
+#include <sched.h>
 #include <stddef.h>
 
 struct llc {
 	unsigned long long bytes;	/* 0: unknown */
 	int level;			/* 0: unknown */
+	int caches;			/* how many caches bytes sums; 0: CPUID's */
 	const char *source;		/* "sysfs", "cpuid" or "none" */
 	char path[600];			/* the sysfs index directory read */
 };
 
 /*
- * Fills l for CPU cpu (cpu < 0: cpu0) under sysfs root (NULL or "": "/");
- * use_cpuid: fall back to CPUID when sysfs has nothing.  Returns 0, or -1
- * with l->source "none" and why in why when neither knows.
+ * STREAM's rule counts every last-level cache the run's threads use, not
+ * the one of the CPU the runner pins to: on a part with one L3 per CCD
+ * (Zen: 12 x 32 MB on a 96-core Zen 5) or per socket, arrays 4x one L3
+ * are not 4x what the threads cache.
+ *
+ * llc_plan() places n threads, one per CPU of cpus (more threads than
+ * CPUs: round again): round robin over the NUMA nodes, and inside a node
+ * over its last-level caches (the CPUs one cache's shared_cpu_list
+ * names), so that fewer threads than CPUs spread over the memory
+ * controllers and caches instead of filling one CCD first; plan[t] is
+ * thread t's CPU (room for n).  l gets the sum of the distinct caches the
+ * plan's CPUs use (caches: how many).  Where sysfs shows no cache for one
+ * of them it falls back to CPUID (use_cpuid), one cache for the part,
+ * not summed (caches 0).  root as llc.h's other readers (NULL: "/").
+ * Returns 0, or -1 with why; the plan is filled even then, unless cpus
+ * or n is empty or memory ran out (streamk pins its threads whether or
+ * not it knows the caches' size).
  */
-int llc_read(const char *root, int cpu, int use_cpuid, struct llc *l,
-	     char *why, size_t n);
+int llc_plan(const char *root, const cpu_set_t *cpus, int n, int use_cpuid,
+	     int *plan, struct llc *l, char *why, size_t wn);
 
 #endif

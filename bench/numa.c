@@ -17,14 +17,15 @@
 #define MPOL_BIND 2
 #define MAX_NODES 1024
 
-int numa_node_of_cpu(int cpu)
+int numa_node_of_cpu(const char *root, int cpu)
 {
-	char path[64];
+	char path[400];
 	struct dirent *e;
 	DIR *d;
 	int node = -1;
 
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d", cpu);
+	snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/cpu%d",
+		 root ? root : "", cpu);
 	d = opendir(path);
 	while (d && (e = readdir(d)))
 		if (sscanf(e->d_name, "node%d", &node) == 1)

@@ -13,8 +13,8 @@
 
 #include <stddef.h>
 
-/* the node of cpu from sysfs; -1 when the kernel shows none */
-int numa_node_of_cpu(int cpu);
+/* the node of cpu from sysfs under root (NULL: "/"); -1 when none shown */
+int numa_node_of_cpu(const char *root, int cpu);
 /* binds [addr, addr + len) to node; 0, or -1 with why */
 int numa_bind(void *addr, size_t len, int node, char *why, size_t n);
 /*

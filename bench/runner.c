@@ -373,7 +373,8 @@ const struct bench_opt runner_opts[] = {
 	{ .name = "numa", .arg = "local|off", .kind = OPT_CHOICE,
 	  .dst = &numa_mode, .choices = numa_modes,
 	  .help = "local: bind every mapping to the pinned CPU's node "
-	  "(mbind, before it is touched); off: the default policy (local)" },
+	  "(mbind, before it is touched), but a benchmark's whose threads "
+	  "touch it first (streamk); off: the default policy (local)" },
 	{ .name = "verbose", .kind = OPT_FLAG, .dst = &opts.verbose,
 	  .help = "more progress (also -v): a line per timed repetition" },
 	{ 0 },
@@ -688,7 +689,7 @@ static void pin(struct run_opts *o)
 			 strerror(errno));
 		o->cpu = -1;
 	}
-	numa_node = o->cpu < 0 ? -1 : numa_node_of_cpu(o->cpu);
+	numa_node = o->cpu < 0 ? -1 : numa_node_of_cpu(NULL, o->cpu);
 }
 /*
  * The CPU's name from /proc/cpuinfo: x86's "model name"; arm64 has none,
@@ -842,12 +843,14 @@ static void emit_numa_meta(const struct slot *s)
 	numa_placement(s->m.addr, place, sizeof(place));
 	printf("@meta numa {\"bench\": \"%s\", \"backing\": \"%s\", "
 	       "\"bytes\": %zu, \"bound_to\": %d, %s}\n", cur->name,
-	       s->x.b->name, s->m.len, numa_mode ? -1 : numa_node, place);
+	       s->x.b->name, s->m.len, numa_mode || cur->touch ? -1 :
+	       numa_node, place);
 }
 
 /*
  * Maps s at size, binds it to the pinned CPU's node (--numa local, where
- * the kernel shows nodes), touches it and verifies its page size; 0 or -1.
+ * the kernel shows nodes, unless the benchmark touches it itself),
+ * touches it and verifies its page size; 0 or -1.
  */
 static int slot_map(struct slot *s, size_t size)
 {
@@ -857,14 +860,17 @@ static int slot_map(struct slot *s, size_t size)
 		slot_failed(s, why);
 		return -1;
 	}
-	if (!numa_mode && numa_node >= 0 &&
+	if (!numa_mode && numa_node >= 0 && !cur->touch &&
 	    numa_bind(s->m.addr, s->m.len, numa_node, why, sizeof(why))) {
 		backing_unmap(&s->m);
 		slot_failed(s, why);
 		return -1;
 	}
 	/* fault the working sets in (a 1 GB page is cleared whole) */
-	memset(s->m.addr, 0, size);
+	if (cur->touch)
+		cur->touch(&s->x, s->m.addr, size);
+	else
+		memset(s->m.addr, 0, size);
 	if (backing_verify(&s->m, &s->x.page_kb, why, sizeof(why))) {
 		backing_unmap(&s->m);
 		slot_failed(s, why);

@@ -139,6 +139,15 @@ struct bench {
 	/* once the counters are open, before the metadata; may be NULL */
 	void (*start)(struct counters *c);
 	/*
+	 * Faults a new mapping's first len bytes in, in place of the
+	 * runner's memset from its pinned thread; with it the runner binds
+	 * the mapping to no node (--numa local is for the one pinned
+	 * thread), so that pages land where the benchmark's own threads
+	 * first touch them (streamk: STREAM's parallel initialisation).
+	 * NULL: the runner's memset.  x->m is not yet set.
+	 */
+	void (*touch)(const struct bench_ctx *x, char *addr, size_t len);
+	/*
 	 * Either measure(), which writes one size's rows on one backing and
 	 * runs backing by backing: 0, or -1 when the backing failed ...
 	 */

@@ -20,11 +20,16 @@
  * Threads as STREAM's: built with -fopenmp (bench/bench.mk), each kernel
  * runs in one parallel region of OMP_NUM_THREADS threads (OpenMP's default:
  * every CPU allowed), each thread on its own contiguous slice of the
- * arrays, as STREAM's "omp parallel for" with the static schedule.  The
- * runner pins the process to one CPU; the threads are let out onto every
- * CPU the run was allowed at start (STREAM does not pin them; OMP_PROC_BIND
- * and OMP_PLACES work as usual).  The time is taken around the region,
- * fork and join included, as STREAM takes it.  The build's compiler
+ * arrays, as STREAM's "omp parallel for" with the static schedule.  Each
+ * thread is pinned to one CPU of those the run was allowed at start, by
+ * llc.h's plan (round robin over the nodes and their last-level caches;
+ * this pin replaces any OMP_PROC_BIND placement), so that a slice stays
+ * on the CPU, and the node, that first touched it: the runner leaves the
+ * first touch to streamk (its touch hook), whose threads initialise their
+ * own slices in parallel, as STREAM's initialisation loop does, instead
+ * of the runner's memset from its one pinned CPU, which would put every
+ * page on that CPU's node.  The time is taken around the region, fork and
+ * join included, as STREAM takes it.  The build's compiler
  * options (STREAMK_CFLAGS, from bench.mk: the portable build, and
  * streamk-native's -O3 -march=native for native runs, which STREAM allows)
  * and the threads are said in @meta streamk_build and the rows.
@@ -39,10 +44,11 @@
  * --warmup iterations (STREAM: one) are excluded and the best (shortest)
  * time of the rest is reported, as MB/s = 1e-6 x bytes / best time.  The
  * profile passes --warmup 1 --reps 9, STREAM's NTIMES = 10.  STREAM also
- * wants each array at least 4x the last-level cache (llc.h, or --llc): the
- * rows say how many LLCs an array is (llc_x) and label a run below it "not
- * STREAM-valid" (stream_rule), and an @meta streamk_llc line says whether
- * the rule was met and why not.
+ * wants each array at least 4x the last-level caches the run uses: the
+ * sum over the distinct LLCs of the threads' CPUs (llc.h's plan), or
+ * --llc: the rows say how many such sums an array is (llc_x) and label a
+ * run below it "not STREAM-valid" (stream_rule), and an @meta streamk_llc
+ * line says whether the rule was met and why not.
  *
  * Validation, as STREAM's checkSTREAMresults: starting from a = 1, b = 2,
  * c = 0, one iteration maps a to (2q + q^2) a = 15 a, so after n iterations
@@ -55,6 +61,7 @@
 #include <math.h>
 #include <sched.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +148,14 @@ static size_t spread = SPREAD;	/* --offset: b's, and half c's, from a */
 /* the CPUs the process was allowed at start, before the runner pins it */
 static cpu_set_t start_cpus;
 static int start_cpus_ok;
+/*
+ * The threads' CPUs (llc.h): thread t runs on plan[t] of nplan; plan_llc
+ * the caches they use, plan_known 0 where their size is unknown (why in
+ * plan_why); seen[t] where thread t found itself once pinned.
+ */
+static int *plan, *seen, nplan, plan_known;
+static struct llc plan_llc;
+static char plan_why[300];
 
 static void __attribute__((constructor)) save_start_cpus(void)
 {
@@ -287,12 +302,66 @@ static int check_arrays(const struct bench_ctx *x, const struct arrays *v,
 	return 0;
 }
 
-/* the LLC the rule is applied with: --llc, else llc.h's; 0 or -1 */
-static int read_llc(const struct bench_ctx *x, struct llc *l, char *why,
-		    size_t n)
+/*
+ * Plans the threads once (llc.h: one CPU each, of those allowed at
+ * start); 0, or -1 with an @error when there is no CPU or memory.
+ */
+static int make_plan(void)
 {
-	if (!llc_opt)
-		return llc_read(NULL, x->o->cpu, 1, l, why, n);
+	if (plan)
+		return 0;
+	nplan = omp_get_max_threads();
+	plan = calloc(nplan, sizeof(int));
+	seen = calloc(nplan, sizeof(int));
+	if (!plan || !seen || !start_cpus_ok) {
+		emit_error("streamk: %s", !start_cpus_ok ? "cannot read the "
+			   "CPUs allowed at start" : "out of memory");
+		free(plan);
+		free(seen);
+		plan = seen = NULL;
+		return -1;
+	}
+	plan_known = !llc_plan(NULL, &start_cpus, nplan, 1, plan, &plan_llc,
+			       plan_why, sizeof(plan_why));
+	return 0;
+}
+
+/*
+ * Pins every thread to its CPU of the plan, and notes where each finds
+ * itself (seen: sched_getcpu, after the pin).  Threads keep their number
+ * from one parallel region to the next (libgomp reuses its pool in
+ * order; seen, said in @meta streamk_build, is taken after the timed
+ * iterations so that a change would show).
+ */
+static void pin_threads(void)
+{
+	OMP(omp parallel)
+	{
+		int t = omp_get_thread_num();
+		cpu_set_t one;
+
+		CPU_ZERO(&one);
+		CPU_SET(plan[t % nplan], &one);
+		sched_setaffinity(0, sizeof(one), &one);
+		seen[t % nplan] = sched_getcpu();
+	}
+}
+
+/* where each thread runs now, into seen */
+static void where_threads_are(void)
+{
+	OMP(omp parallel)
+	seen[omp_get_thread_num() % nplan] = sched_getcpu();
+}
+
+/* the LLC the rule is applied with: --llc, else the plan's; 0 or -1 */
+static int read_llc(struct llc *l, char *why, size_t n)
+{
+	if (!llc_opt) {
+		*l = plan_llc;
+		snprintf(why, n, "%s", plan_why);
+		return plan_known ? 0 : -1;
+	}
 	*l = (struct llc){ .bytes = llc_opt, .level = 0, .source = "option" };
 	return 0;
 }
@@ -302,12 +371,11 @@ static int read_llc(const struct bench_ctx *x, struct llc *l, char *why,
  * returns llc_x (arrays per LLC; -1 unknown) and sets *rule, the rows'
  * stream_rule: "met", "not STREAM-valid" or "LLC unknown".
  */
-static double llc_meta(const struct bench_ctx *x, size_t array_bytes,
-		       const char **rule)
+static double llc_meta(size_t array_bytes, const char **rule)
 {
 	struct llc l;
 	char why[300], esc[400], note[400];
-	int known = !read_llc(x, &l, why, sizeof(why));
+	int known = !read_llc(&l, why, sizeof(why));
 	int met = known && array_bytes >= LLC_RULE * l.bytes;
 
 	*rule = !known ? "LLC unknown" : met ? "met" : "not STREAM-valid";
@@ -316,19 +384,20 @@ static double llc_meta(const struct bench_ctx *x, size_t array_bytes,
 			 "rule cannot be checked", why);
 	else if (!met)
 		snprintf(note, sizeof(note), "not STREAM-valid: arrays of %zu B "
-			 "are below %dx the last-level cache (%llu B, %s): not "
-			 "STREAM's rule; the run used what its profile and "
-			 "memory allow", array_bytes, LLC_RULE, l.bytes,
-			 l.source);
+			 "are below %dx the last-level caches the threads use "
+			 "(%llu B in %d, %s): not STREAM's rule; the run used "
+			 "what its profile and memory allow", array_bytes,
+			 LLC_RULE, l.bytes, l.caches, l.source);
 	else
 		snprintf(note, sizeof(note), "arrays of %zu B are at least %dx "
-			 "the last-level cache (%llu B, %s)", array_bytes,
-			 LLC_RULE, l.bytes, l.source);
+			 "the last-level caches the threads use (%llu B in %d, "
+			 "%s)", array_bytes, LLC_RULE, l.bytes, l.caches,
+			 l.source);
 	json_str(esc, sizeof(esc), note);
 	printf("@meta streamk_llc {\"llc_bytes\": %llu, \"level\": %d, "
-	       "\"source\": \"%s\", \"cpu\": %d, \"array_bytes\": %zu, "
+	       "\"source\": \"%s\", \"caches\": %d, \"array_bytes\": %zu, "
 	       "\"need_bytes\": %llu, \"rule_met\": %s, \"note\": %s}\n",
-	       l.bytes, l.level, l.source, x->o->cpu, array_bytes,
+	       l.bytes, l.level, l.source, l.caches, array_bytes,
 	       LLC_RULE * l.bytes, met ? "true" : "false", esc);
 	if (!met)
 		progress("warning: %s", note);
@@ -374,8 +443,7 @@ static double emit_rows(const struct bench_ctx *x, const struct arrays *v,
 /*
  * a, b and c in the mapping at base: each a whole number of lines, b and
  * c starting spread and 2 x spread past a page multiple from a (the gaps
- * take at most two pages, which the arrays leave over).  Said once per
- * size as @meta streamk_layout (byte offsets from the mapping's start).
+ * take at most two pages, which the arrays leave over).
  */
 static void lay_out(struct arrays *v, char *base, size_t wss)
 {
@@ -389,25 +457,36 @@ static void lay_out(struct arrays *v, char *base, size_t wss)
 	v->a = (double *)base;
 	v->b = (double *)(base + b_off);
 	v->c = (double *)(base + c_off);
+}
+
+/* the layout, once per size: @meta streamk_layout (offsets from a) */
+static void say_layout(const struct arrays *v, size_t wss)
+{
 	printf("@meta streamk_layout {\"wss_bytes\": %zu, \"array_bytes\": "
-	       "%zu, \"offset\": %zu, \"a\": 0, \"b\": %zu, \"c\": %zu}\n",
-	       wss, bytes, spread, b_off, c_off);
+	       "%zu, \"offset\": %zu, \"a\": 0, \"b\": %td, \"c\": %td}\n",
+	       wss, v->n * sizeof(double), spread,
+	       (char *)v->b - (char *)v->a, (char *)v->c - (char *)v->a);
+}
+
+/* a JSON array of n ints */
+static void print_ints(const int *v, int n)
+{
+	int i;
+
+	printf("[");
+	for (i = 0; i < n; i++)
+		printf("%s%d", i ? ", " : "", v[i]);
+	printf("]");
 }
 
 /*
- * Lets the threads out of the runner's pin onto the CPUs the process had
- * at start (one thread stays pinned: nothing to do), and says the build,
- * threads and CPUs as @meta streamk_build; returns the threads.
+ * The build, the threads, the runner's CPU, the plan and where each
+ * thread ran (seen) as @meta streamk_build; returns the threads.
  */
-static int start_threads(const struct bench_ctx *x)
+static int say_build(const struct bench_ctx *x)
 {
-	int threads = omp_get_max_threads(), c, first = 1;
-	cpu_set_t now;
+	int threads = 1;
 
-	if (threads > 1 && start_cpus_ok &&
-	    sched_setaffinity(0, sizeof(start_cpus), &start_cpus))
-		progress("warning: threads stay on CPU %d: %s", x->o->cpu,
-			 strerror(errno));
 	OMP(omp parallel)
 	{
 		OMP(omp single)
@@ -415,24 +494,21 @@ static int start_threads(const struct bench_ctx *x)
 	}
 	printf("@meta streamk_build {\"cflags\": \"%s\", \"openmp\": %s, "
 	       "\"note\": \"%s\", \"threads\": %d, \"pinned_cpu\": %d, "
-	       "\"cpus\": \"", STREAMK_CFLAGS,
+	       "\"plan\": ", STREAMK_CFLAGS,
 #ifdef _OPENMP
 	       "true",
 #else
 	       "false",
 #endif
 	       OMP_NOTE, threads, x->o->cpu);
-	if (!sched_getaffinity(0, sizeof(now), &now))
-		for (c = 0; c < CPU_SETSIZE; c++)
-			if (CPU_ISSET(c, &now)) {
-				printf("%s%d", first ? "" : ",", c);
-				first = 0;
-			}
-	printf("\"}\n");
+	print_ints(plan, nplan);
+	printf(", \"seen\": ");
+	print_ints(seen, nplan);
+	printf("}\n");
 	return threads;
 }
 
-/* the runner's pin again, for the next backing's checks and counters */
+/* the runner's pin again on the main thread, for its checks and counters */
 static void stop_threads(const struct bench_ctx *x)
 {
 	cpu_set_t one;
@@ -471,19 +547,24 @@ static int measure(const struct bench_ctx *x)
 		return -1;
 	}
 	lay_out(&v, x->m->addr, wss);
+	say_layout(&v, wss);
 	for (k = 0; k < K_NR; k++)
 		if (!(t[k] = calloc(iters, sizeof(double))))
 			bad = -1;
-	if (bad) {
-		emit_error("out of memory");
+	if (bad || make_plan()) {
+		if (bad)
+			emit_error("out of memory");
+		bad = -1;
 		goto out;
 	}
-	llc_x = llc_meta(x, v.n * sizeof(double), &rule);
-	threads = start_threads(x);
+	llc_x = llc_meta(v.n * sizeof(double), &rule);
+	pin_threads();
 	run_kernel(K_INIT, &v);
 	for (it = 0; it < iters; it++)
 		for (k = 0; k < K_NR; k++)
 			t[k][it] = run_kernel(k, &v);
+	where_threads_are();
+	threads = say_build(x);
 	stop_threads(x);
 	if (corrupt)		/* 1, 2, 3: a, b, c */
 		(corrupt == 1 ? v.a : corrupt == 2 ? v.b : v.c)[v.n / 2] += 1.0;
@@ -496,6 +577,51 @@ out:
 	for (k = 0; k < K_NR; k++)
 		free(t[k]);
 	return bad;
+}
+
+/*
+ * STREAM's parallel first touch, in place of the runner's memset (runner.h
+ * touch): the threads, pinned by the plan, initialise their own slices of
+ * a, b and c at the mapping's size, so that each slice's pages come from
+ * the node of the CPU that will stream them; the main thread touches the
+ * few pages between and after the arrays.  Each thread's minor faults
+ * during it (getrusage RUSAGE_THREAD) are said as @meta streamk_touch.
+ */
+static void touch(const struct bench_ctx *x, char *addr, size_t len)
+{
+	struct arrays v;
+	size_t bytes;
+	long *faults;
+	int t;
+
+	lay_out(&v, addr, len);
+	bytes = v.n * sizeof(double);
+	faults = make_plan() ? NULL : calloc(nplan, sizeof(long));
+	if (!faults) {
+		memset(addr, 0, len);	/* still faulted in, by this thread */
+		return;
+	}
+	pin_threads();
+	OMP(omp parallel)
+	{
+		struct rusage r0, r1;
+
+		getrusage(RUSAGE_THREAD, &r0);
+		run_slice(K_INIT, &v);
+		getrusage(RUSAGE_THREAD, &r1);
+		faults[omp_get_thread_num() % nplan] = r1.ru_minflt -
+						       r0.ru_minflt;
+	}
+	memset(addr + bytes, 0, (char *)v.b - addr - bytes);
+	memset((char *)v.b + bytes, 0, (char *)v.c - (char *)v.b - bytes);
+	memset((char *)v.c + bytes, 0, addr + len - (char *)v.c - bytes);
+	stop_threads(x);
+	printf("@meta streamk_touch {\"backing\": \"%s\", \"bytes\": %zu, "
+	       "\"faults\": [", x->b->name, len);
+	for (t = 0; t < nplan; t++)
+		printf("%s%ld", t ? ", " : "", faults[t]);
+	printf("]}\n");
+	free(faults);
 }
 
 static const struct bench streamk_bench = {
@@ -515,6 +641,7 @@ static const struct bench streamk_bench = {
 	.check = check,
 	.min_wss = 3 * LINE + 2 * PAGE,
 	.arrays = 3,
+	.touch = touch,
 	.measure = measure,
 };
 BENCH_REGISTER(streamk_bench);

@@ -35,7 +35,7 @@ from .pools import (fit_pool, HugePools, needs_pools, raise_pools, together,
 from .rows import (check_exits, new_run_id, report, Results, stream_lines)
 from .guest import (GUEST_THP, guest_command, guest_ram_on_host_pool,
                     run_guest)
-from .native import (ORACLE_ATTEMPTS, ORACLES, chase_line_rows,
+from .native import (ORACLE_ATTEMPTS, ORACLES, chase_hop_rows,
                      check_chase_oracle, minichase, oracle_verdict, run_native)
 from .check import BadInput
 from .cli import (ARM64_NO_REALPROG, ARM64_PRESET, RunPlan, first_meta, main,

@@ -186,8 +186,10 @@ def streamk_profile(name, guest, llc, p, mem_available, arrays=3):
 
 
 def host_llc():
-    """The host's last-level cache in bytes from `benchtool llc` (sysfs, or
-    CPUID where sysfs has none: bench/llc.h); None when unknown."""
+    """The last-level caches streamk's threads use natively, summed, in
+    bytes, from `benchtool llc` (sysfs, or CPUID where sysfs has none:
+    bench/llc.h; its threads: OMP_NUM_THREADS, else one per CPU this
+    process may use, as streamk's); None when unknown."""
     tool = os.path.join(ROOT, contract.BENCHTOOL)
     try:
         p = subprocess.run([tool, "llc"], capture_output=True, text=True)

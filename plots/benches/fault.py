@@ -36,14 +36,18 @@ def sections_of(fault, src):
         ratio = f"{d / d0:.2f}x" if d is not None and d0 else "n/a"
         rows.append([b, fmt_num(d, "us/MB"), fmt_num(p, "us/MB"), ratio])
     out = [Section(f"Fault cost relative to {base} ({cost})",
-            f"fault.csv: us_per_mb, mode demand and populate; ratio = backing demand "
-            f"us_per_mb / {base} demand us_per_mb",
+            f"fault.csv: us_per_mb, mode demand and populate: each the whole window per MB, "
+            f"mmap, the touch of every 4 KB page (demand) or the prefault (populate), "
+            f"munmap and freeing the pages; ratio = backing demand us_per_mb / {base} "
+            f"demand us_per_mb",
             ["backing", "demand", "populate", f"demand vs {base}"], rows, RANK)]
     rows = [[b, fmt_num(med(b, "demand", "faults_per_mb")),
              fmt_num(med(b, "populate", "faults_per_mb"))] for b in fault.backings()]
-    out.append(Section("Faults per MB (software event count)",
-                "fault.csv: faults_per_mb, mode demand and populate (perf's page-fault "
-                "software event)", ["backing", "demand", "populate"], rows, RANK))
+    out.append(Section("Faults per MB (getrusage count)",
+                "fault.csv: faults_per_mb, mode demand and populate (getrusage's minor + "
+                "major faults of the process, which count populate's faults too; perf's "
+                "page-faults software event misses them)",
+                ["backing", "demand", "populate"], rows, RANK))
     rows = []
     c = contract.load()
     names = [b for b in fault.backings()

@@ -14,7 +14,7 @@ ORDER = 55  # after faultscale, before mlp, as the page has always had it
 RANK = 80
 FIGURES = {
     "realprog": "A real program (xz -9) on each backing through hugepreload.so: user CPU time, "
-                "wall time and page faults per run, with the pages its smaps showed "
+                "wall time and page faults per run (the summary headlines user + sys and wall), with the pages its smaps showed "
                 "(realprog.csv).",
 }
 FIRST = ("off", "none")
@@ -56,22 +56,31 @@ def section_of(rows, meta):
         return r.get("fallback") == "1" or r.get("valid") == "0"
     kept = [r for r in rows if not invalid(r)]
 
+    def cpu_s(r):
+        """user + sys: huge pages move work into the kernel (clearing,
+        faults), which user time alone leaves out"""
+        u, s = fnum(r.get("user_s")), fnum(r.get("sys_s"))
+        return None if u is None or s is None else u + s
+
     def med(b, col):
-        vals = [fnum(r.get(col)) for r in kept if r["backing"] == b]
+        vals = [cpu_s(r) if col == "cpu_s" else fnum(r.get(col))
+                for r in kept if r["backing"] == b]
         vals = [v for v in vals if v is not None]
         return (statistics.median(vals), min(vals), max(vals)) if vals else (None, None, None)
 
-    base = med("none", "user_s")[0]
+    def ratio(b, col):
+        v, base = med(b, col)[0], med("none", col)[0]
+        return f"{v / base:.3f}x" if v is not None and base else "n/a"
+
     out = []
     for b in backings_of(rows):
         n = sum(1 for r in kept if r["backing"] == b)
         pk, pct = med(b, "page_kb")[0], med(b, "huge_pct")[0]
         fb = sum(1 for r in rows if r["backing"] == b and invalid(r))
-        u = med(b, "user_s")[0]
         out.append([b, "n/a" if pk is None else f"{pk:.0f} kB, {pct or 0:.0f}% huge", str(n),
+                    spread(med(b, "cpu_s"), n), ratio(b, "cpu_s"),
+                    spread(med(b, "wall_s"), n), ratio(b, "wall_s"),
                     spread(med(b, "user_s"), n),
-                    f"{u / base:.3f}x" if u is not None and base else "n/a",
-                    spread(med(b, "wall_s"), n),
                     fmt_num(med(b, "minflt")[0]), str(fb)])
     prog = rows[0].get("program", "xz") if rows else "xz"
     corpus = fmt_bytes(fnum(rows[0].get("corpus_bytes")) or 0) if rows else "?"
@@ -80,11 +89,13 @@ def section_of(rows, meta):
             "out runs that fell back "
             "to normal pages or that the driver marked invalid (valid = 0: other output than "
             "the first backing's, or other pages than promised in an smaps sample), counted "
-            "under 'excluded'; user_s and minflt from wait4's "
+            "under 'excluded'; user_s, sys_s and minflt from wait4's "
             "rusage, wall_s from CLOCK_MONOTONIC; pages from the program's smaps; "
-            "user vs none = user_s / none's user_s",
-            ["backing", "pages", "runs", "user_s", "user vs none", "wall_s", "minflt",
-             "excluded"], out, RANK)
+            "user+sys_s the median of each run's user_s + sys_s (huge pages move cost into "
+            "the kernel: clearing and faults, which user time alone leaves out); "
+            "vs none = the median / none's median of the same column",
+            ["backing", "pages", "runs", "user+sys_s", "user+sys vs none", "wall_s",
+             "wall vs none", "user_s", "minflt", "excluded"], out, RANK)
 
 
 def parts(run):

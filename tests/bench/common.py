@@ -55,9 +55,9 @@ def promised_kb(backing):
     return contract.load().backing(backing)["page_kb"]
 
 
-def benchtool(*args, stdin=""):
+def benchtool(*args, stdin="", env=None):
     return subprocess.run([BENCHTOOL] + list(args), input=stdin,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=env)
 
 
 def thp_shortfall(run_dir):

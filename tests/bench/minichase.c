@@ -2,12 +2,14 @@
 /*
  * minichase.c - the chase's independent oracle (issue 19, point 9).
  *
- *     minichase 4k|2m|1g SIZE HOPS [WARM]
+ *     minichase [-p] 4k|2m|1g SIZE HOPS [WARM]
  *
  * One mapping of SIZE bytes (4k: private anonymous memory with
  * MADV_NOHUGEPAGE; 2m, 1g: MAP_HUGETLB from the 2 MB or 1 GB pool), one
- * random single cycle (Sattolo) over every 64-byte line of it, WARM
- * untimed hops (default 0), then HOPS timed ones.  Prints
+ * random single cycle (Sattolo) over every 64-byte line of it (-p: over
+ * every 4 KB page of it, one element per page at a random line of the
+ * page, lmbench's tlb chain: the chase's page hop), WARM untimed hops
+ * (default 0), then HOPS timed ones.  Prints
  * "ns_per_hop X" (CLOCK_MONOTONIC wall time / HOPS).  No pinning, no
  * other mapping, nothing shared with bench/: kept this small on purpose,
  * so that where it and bench/chase.c disagree one of them is wrong.
@@ -82,24 +84,31 @@ static void **walk(void **p, uint64_t n)
 
 int main(int argc, char **argv)
 {
-	size_t len, n, i, j, *idx;
+	size_t len, n, i, j, *idx, *at, step = 64;
 	uint64_t hops, warm;
 	void **p;
 	char *base;
 	double t0, t1;
 
+	if (argc > 1 && !strcmp(argv[1], "-p")) {
+		step = 4096;
+		argv++;
+		argc--;
+	}
 	if (argc < 4 || (strcmp(argv[1], "4k") && strcmp(argv[1], "2m") &&
 			 strcmp(argv[1], "1g"))) {
-		fprintf(stderr, "usage: minichase 4k|2m|1g SIZE HOPS [WARM]\n");
+		fprintf(stderr, "usage: minichase [-p] 4k|2m|1g SIZE HOPS "
+			"[WARM]\n");
 		return 64;
 	}
 	len = size_arg(argv[2]);
 	hops = size_arg(argv[3]);
 	warm = argc > 4 ? size_arg(argv[4]) : 0;
-	n = len / 64;
+	n = len / step;
 	base = map(argv[1], len);
 	idx = malloc(n * sizeof(*idx));
-	if (!idx || n < 2) {
+	at = malloc(n * sizeof(*at));
+	if (!idx || !at || n < 2) {
 		fprintf(stderr, "minichase: SIZE too small or out of memory\n");
 		return 1;
 	}
@@ -112,10 +121,13 @@ int main(int argc, char **argv)
 		idx[i] = idx[j];
 		idx[j] = t;
 	}
+	for (i = 0; i < n; i++)		/* element i's byte offset */
+		at[i] = i * step + (step > 64 ? next() % (step / 64) * 64 : 0);
 	for (i = 0; i < n; i++)
-		*(void **)(base + i * 64) = base + idx[i] * 64;
+		*(void **)(base + at[i]) = base + at[idx[i]];
+	p = walk((void **)(base + at[0]), warm);
 	free(idx);
-	p = walk((void **)base, warm);
+	free(at);
 	t0 = now();
 	p = walk(p, hops);
 	t1 = now();

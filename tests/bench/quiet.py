@@ -16,7 +16,10 @@ says, from the spread it measured), and only when FAILS_TO_JUDGE such
 tries agree (noise nobody can see, such as a neighbour of the VM, does
 not fail a run alone); otherwise the test tries again, and after its
 last try it skips, naming the load each try saw.  Nothing passes because
-of noise: a try passes only on the result the instrument must give.
+of noise: a try passes only on the result the instrument must give.  An
+oracle's agreement within a band is such a result only on a quiet
+machine (noise moves either side into the band as easily as out of it):
+judge(..., strict=True) judges busy tries neither way.
 """
 import os
 import time
@@ -64,12 +67,13 @@ class Others:
         return "others used %.2f of %d CPUs" % (self.cpus, os.cpu_count())
 
 
-def judge(measure, tries):
+def judge(measure, tries, strict=False):
     """Runs measure() up to tries times, each inside Others().  measure
     returns (ok, detail) or (ok, detail, clean): clean False says the
     try's own noise hid what it looks for.  Returns ("pass", notes) at the
-    first ok try, ("fail", notes) once FAILS_TO_JUDGE quiet, clean tries
-    failed, else ("cannot tell", notes): notes are one line per try."""
+    first ok try (strict: the first ok try on a quiet machine), ("fail",
+    notes) once FAILS_TO_JUDGE quiet, clean tries failed, else ("cannot
+    tell", notes): notes are one line per try."""
     notes, judged = [], 0
     for n in range(1, tries + 1):
         with Others() as load:
@@ -78,7 +82,7 @@ def judge(measure, tries):
         why += [] if clean or ok else ["too noisy: not judged"]
         notes.append("try %d (%s): %s%s" % (n, load, detail, "".join(
             "; " + w for w in why)))
-        if ok:
+        if ok and (load.quiet or not strict):
             return "pass", notes
         if not why:
             judged += 1

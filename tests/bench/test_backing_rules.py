@@ -181,12 +181,14 @@ class Llc(unittest.TestCase):
     def test_a_data_cache_counts(self):
         root = self.sysfs([(1, "Instruction", "32K"), (2, "Data", "2048K")])
         self.assertEqual(self.llc(root, "--no-cpuid"),
-                         {"llc_bytes": 2 << 20, "level": 2, "source": "sysfs"})
+                         {"llc_bytes": 2 << 20, "level": 2, "source": "sysfs",
+                          "caches": 1, "plan": [0]})
 
     def test_sysfs_wins_over_cpuid(self):
         root = self.sysfs([(2, "Unified", "3M")])
         self.assertEqual(self.llc(root),
-                         {"llc_bytes": 3 << 20, "level": 2, "source": "sysfs"})
+                         {"llc_bytes": 3 << 20, "level": 2, "source": "sysfs",
+                          "caches": 1, "plan": [0]})
 
 
 class CpuLists(unittest.TestCase):

@@ -77,11 +77,20 @@ class FakeLoad:
 
 
 class TestJudge(unittest.TestCase):
-    def judge(self, loads, results):
+    def judge(self, loads, results, strict=False):
         FakeLoad.loads = list(loads)
         tries = iter(results)
         with mock.patch.object(quiet, "Others", FakeLoad):
-            return quiet.judge(lambda: next(tries), len(results))
+            return quiet.judge(lambda: next(tries), len(results), strict)
+
+    def test_strict_busy_agreement_does_not_pass(self):
+        """An oracle's agreement on a busy machine is no pass (strict):
+        the busy try is not judged, a later quiet one is."""
+        got, notes = self.judge([1.5, 1.5], [(True, "a")] * 2, strict=True)
+        self.assertEqual(got, "cannot tell")
+        self.assertIn("busy: not judged", notes[0])
+        got, notes = self.judge([1.5, 0.0], [(True, "a")] * 2, strict=True)
+        self.assertEqual((got, len(notes)), ("pass", 2))
 
     def test_a_passing_try_passes_at_once(self):
         got, notes = self.judge([0.0, 0.0], [(False, "a"), (True, "b")])

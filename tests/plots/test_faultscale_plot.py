@@ -108,6 +108,23 @@ class FaultscaleFigure(unittest.TestCase):
         self.assertEqual(line.split()[5], "64.0/s~", line)
         self.assertIn("page_fault1, 2, 3", out)
 
+    def test_the_shared_kind_has_a_section_of_its_own(self):
+        """page_fault3, the lock-sensitive kind the figure does not draw,
+        is shown on its own: only shared rows under its heading."""
+        rc, out, err = self.render()
+        self.assertEqual(rc, 0, err)
+        lines = out.splitlines()
+        i = next(n for n, l in enumerate(lines)
+                 if l.startswith("Shared-mapping faults against tasks"))
+        self.assertIn("not in the figure", lines[i])
+        body = []
+        for l in lines[i + 2:]:
+            if not l.strip():
+                break
+            body.append(l.split())
+        self.assertEqual([w[:3] for w in body if w and w[0] in BACKINGS],
+                         [["shm", "shared", "process"], ["shm", "shared", "thread"]])
+
     def test_low_overlap_is_marked_and_left_out_of_the_lines(self):
         rc, out, err = self.render()
         self.assertEqual((rc, err), (0, ""))

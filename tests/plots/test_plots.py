@@ -384,7 +384,7 @@ class Variants(unittest.TestCase):
         rc, out, err = render(self.run)
         self.assertEqual((rc, err), (0, ""))
         walks = out.index("Page walks saved against devzero")
-        counts = out.index("Faults per MB (software event count)")
+        counts = out.index("Faults per MB (getrusage count)")
         lat = out.index("Latency at the largest working set")
         self.assertLess(walks, lat)
         self.assertLess(counts, lat)
@@ -618,14 +618,18 @@ class RealProg(unittest.TestCase):
         self.assertIn(TCG_NOTE, lines[i])
         rows = {l.split()[0]: l for l in lines[i + 2:i + 6]}
         self.assertEqual(list(rows), ["off", "none", "thp", "maphugetlb"])
-        # none's user_s runs 16.404, 16.8, 16.2: median 16.4; thp's 14.0;
-        # its fourth run wrote other output: counted, not in the medians
+        # the headline is user + sys: none's user_s runs 16.404, 16.8,
+        # 16.2 with sys_s 0.5, so 16.904, 17.3, 16.7: median 16.9; thp's
+        # user 14.0 and user + sys 14.9 (the fixture's sys_s); its fourth
+        # run wrote other output: counted, not in the medians
         self.assertRegex(rows["none"],
-                         r" 3 +16\.4 s \(median; 16\.2\.\.16\.8\) +1\.000x.* 1$")
-        self.assertRegex(rows["thp"], r"2048 kB, 100% huge +3 +14\.0 s .* 0\.854x")
+                         r" 3 +16\.9 s \(median; 16\.7\.\.17\.3\) +1\.000x +"
+                         r"\S+ s \(median; [^)]*\) +1\.000x +"
+                         r"16\.4 s \(median; 16\.2\.\.16\.8\) .* 1$")
+        self.assertRegex(rows["thp"], r"2048 kB, 100% huge +3 +14\.9 s .* 0\.880x")
         # its fourth run fell back to 4 kB pages: counted, not in the medians
         self.assertRegex(rows["maphugetlb"],
-                         r"2048 kB, 100% huge +3 +13\.8 s \(median; 13\.7\.\.13\.9\) .* 1$")
+                         r"2048 kB, 100% huge +3 +14\.5 s \(median; 14\.4\.\.14\.6\) .* 1$")
 
     def test_wall_column_is_wall_time(self):
         # none's wall_s runs 50.876, 48.1, 49.0 (the invalid fourth left
