@@ -500,29 +500,32 @@ class RealProgSection(unittest.TestCase):
 
     def test_medians_of_the_kept_runs(self):
         # none: user_s 10, 12, 15 -> median 12.0 (the mean would be
-        # 12.3), wall_s 20, 30, 25 -> 25.0, minflt 1000, 3000, 2500 ->
-        # 2500; its fourth run fell back (fallback 1, user 99): excluded.
-        # thp: 8, 9 -> 8.50, 16, 18 -> 17.0, 10, 30 -> 20.0; its third run
-        # was marked invalid (valid 0): excluded.  thp against none:
-        # 8.5 / 12 = 0.708x.  Runs counted: the kept ones, 3 and 2.
-        # majflt (7) is no column of the table.
+        # 12.3); user + sys 10+2, 12+3, 15+5 = 12, 15, 20 -> 15.0; wall_s
+        # 20, 30, 25 -> 25.0; minflt 1000, 3000, 2500 -> 2500; its fourth
+        # run fell back (fallback 1, user 99): excluded.
+        # thp: user 8, 9 -> 8.50; user + sys 8+1, 9+2 = 9, 11 -> 10.0;
+        # wall 16, 18 -> 17.0; minflt 10, 30 -> 20.0; its third run was
+        # marked invalid (valid 0): excluded.  thp against none: user +
+        # sys 10 / 15 = 0.667x, wall 17 / 25 = 0.680x.  Runs counted: the
+        # kept ones, 3 and 2.  majflt (7) is no column of the table.
         sys.path.insert(0, PLOTS)
         from benches import realprog
 
-        def run(b, kb, user, wall, flt, fallback=0, valid=1):
+        def run(b, kb, user, sys_s, wall, flt, fallback=0, valid=1):
             return {k: str(v) for k, v in dict(
                 backing=b, page_kb=kb, huge_pct=0 if kb == 4 else 100, user_s=user,
-                wall_s=wall, minflt=flt, majflt=7, fallback=fallback, valid=valid,
-                program="xz -9", corpus_bytes=16 * MIB).items()}
-        rows = [run("none", 4, 10, 20, 1000), run("none", 4, 12, 30, 3000),
-                run("none", 4, 15, 25, 2500), run("none", 4, 99, 99, 99, fallback=1),
-                run("thp", 2048, 8, 16, 10), run("thp", 2048, 9, 18, 30),
-                run("thp", 2048, 1, 1, 1, valid=0)]
+                sys_s=sys_s, wall_s=wall, minflt=flt, majflt=7, fallback=fallback,
+                valid=valid, program="xz -9", corpus_bytes=16 * MIB).items()}
+        rows = [run("none", 4, 10, 2, 20, 1000), run("none", 4, 12, 3, 30, 3000),
+                run("none", 4, 15, 5, 25, 2500), run("none", 4, 99, 99, 99, 99, fallback=1),
+                run("thp", 2048, 8, 1, 16, 10), run("thp", 2048, 9, 2, 18, 30),
+                run("thp", 2048, 1, 1, 1, 1, valid=0)]
         sec = realprog.section_of(rows, {"timing_source": "kvm"})
         got = {r[0]: " | ".join(r) for r in sec.rows}
         self.assertEqual(list(got), ["none", "thp"])
-        for b, nums in (("none", ["3", "12.0", "25.0", "2500", "1.000x"]),
-                        ("thp", ["2", "8.50", "17.0", "20.0", "0.708x"])):
+        for b, nums in (("none", ["3", "12.0", "15.0", "25.0", "2500", "1.000x"]),
+                        ("thp", ["2", "8.50", "10.0", "17.0", "20.0", "0.667x",
+                                 "0.680x"])):
             for n in nums:
                 self.assertRegex(got[b], r"(^|[ (])%s\b" % re.escape(n), b)
         for b in ("none", "thp"):
