@@ -230,10 +230,49 @@ def format_series(out):
     message = message.rstrip("\n") + "\n"
     # The cover letter's From: and Date: are the committer's of the moment:
     # the cover letter commit's author instead.
-    git("-c", "branch.%s.description=%s" % (branch, message), *FORMAT, "-q", "-o", out,
-        "--cover-letter", "--cover-from-description=subject", commits[0] + "..HEAD",
+    fmt = ["-c", "branch.%s.description=%s" % (branch, message), *FORMAT, "-q",
+           "--cover-letter", "--cover-from-description=subject", commits[0] + "..HEAD"]
+    first = out + ".nocc"
+    git(*fmt, "-o", first, env=ident(name, email, date))
+    to, cc = recipients([os.path.join(first, f) for f in sorted(os.listdir(first))
+                         if not f.startswith("0000-")])
+    git(*fmt, "-o", out, *["--to=" + a for a in to], *["--cc=" + a for a in cc],
         env=ident(name, email, date))
     return {"patches/" + f: read(os.path.join(out, f)) for f in sorted(os.listdir(out))}
+
+
+# Sections of MAINTAINERS whose lists and maintainers every version is sent
+# to besides what get_maintainer.pl finds: the nodes are userspace ABI
+# (Documentation/process/adding-syscalls.rst Cc's linux-api) and have a
+# man page in section 4.
+ALSO_CC = ("ABI/API", "MAN-PAGES:")
+
+
+def recipients(patches):
+    """(to, cc) for every mail of the series: the maintainers and reviewers
+    scripts/get_maintainer.pl of the tree finds for the patches, and the
+    lists it finds with those of ALSO_CC from the tree's MAINTAINERS, each
+    once, in the order found."""
+    # --no-tree: the tree's MAINTAINERS is read all the same; the check that
+    # the whole kernel is there is skipped (tests/host/test_series.py keeps
+    # only the files the series touches)
+    gm = ["perl", "scripts/get_maintainer.pl", "--no-git", "--no-git-fallback",
+          "--no-rolestats", "--no-tree"]
+    found = []
+    for who in (["--m", "--r", "--no-l"], ["--no-m", "--no-r", "--l"]):
+        r = subprocess.run(gm + who + patches, cwd=TREE, capture_output=True, text=True)
+        if r.returncode:
+            raise SeriesError("get_maintainer.pl failed:\n" + (r.stdout + r.stderr).strip())
+        found.append(r.stdout.splitlines())
+    section = None
+    for line in read(os.path.join(TREE, "MAINTAINERS")).splitlines():
+        if line and not line[:2] in ("M:", "L:", "R:") and ":\t" not in line[:3]:
+            section = line if line.startswith(ALSO_CC) else None
+        elif section and line[:2] in ("M:", "R:"):
+            found[0].append(line[2:].strip())
+        elif section and line[:2] == "L:":
+            found[1].append(line[2:].strip().split()[0])
+    return tuple(list(dict.fromkeys(a for a in f if a)) for f in found)
 
 
 def read(path):

@@ -223,6 +223,19 @@ def test_docs(t, args):
                        r"and without ``MAP_HUGETLB``", doc, re.I) is not None)
     t.record("docs: hugetlbpage.rst documents mode 0666 of the nodes",
              "0666" in doc)
+    t.record("docs: hugetlbpage.rst says a length that is not a multiple of the huge "
+             "page size fails with EINVAL",
+             re.search(r"``len`` must be a multiple of it.*fails with ``EINVAL`` otherwise",
+                       doc) is not None)
+    # v4: the core change is a fop_flags bit; no function pointer in fs.h
+    fs_h = re.findall(r"\+\+\+ b/include/linux/fs.h\n(.*?)(?=^diff --git|\Z)", text,
+                      re.S | re.M)
+    added = [ln for hunk in fs_h for ln in hunk.splitlines()
+             if ln.startswith("+") and not ln.startswith("+++")]
+    t.record("docs: the series adds no function pointer to include/linux/fs.h "
+             "(%d lines added there)" % len(added),
+             not any("(*" in ln for ln in added) and
+             re.search(r"^\+.*mmap_substitute", text, re.M) is None)
 
 
 # The kselftest killed as the kselftest timeout kills it, once it has

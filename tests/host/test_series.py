@@ -30,7 +30,8 @@ def touched_paths():
         "reconcile", os.path.join(ROOT, "kernel", "reconcile.py"))
     rec = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(rec)
-    paths = {".gitattributes"}
+    # make series-export runs the tree's get_maintainer.pl for the Cc list
+    paths = {".gitattributes", "scripts/get_maintainer.pl"}
     for pattern in KEPT:
         for p in glob.glob(os.path.join(ROOT, "kernel", pattern)):
             with open(p) as f:

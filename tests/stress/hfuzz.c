@@ -18,10 +18,11 @@
  * mmap(MAP_ANONYMOUS | MAP_HUGETLB | the node's size) and requires the
  * outcomes to be equal: the same errno, or two mappings of the same size,
  * alignment and permissions.  The device's own rules are applied first:
- * EINVAL for a nonzero offset or MAP_HUGE_* bits of another size, EACCES
- * for a read-only descriptor and a writable shared mapping (as /dev/zero),
- * EPERM for PROT_EXEC from a noexec mount; those cases must fail with
- * exactly that errno.
+ * EINVAL for MAP_HUGETLB (the node names the size), a nonzero offset or a
+ * length that is not a multiple of the node's page size (a hugetlbfs file's
+ * rule; MAP_HUGETLB rounds up), EACCES for a read-only descriptor and a
+ * writable shared mapping (as /dev/zero), EPERM for PROT_EXEC from a noexec
+ * mount; those cases must fail with exactly that errno.
  *
  * Lengths that may allocate (MAP_POPULATE, MAP_LOCKED, writes) stay at two
  * pages.  A pair whose outcomes differ only because one side got ENOMEM
@@ -146,11 +147,11 @@ static void draw(struct call *c)
 /* The device's own rules, in the order the kernel applies them, or 0 */
 static int own_rule(const struct call *c)
 {
-	int bits = (c->flags >> MAP_HUGE_SHIFT) & 0x3f;
-
-	if (c->off)
+	/* ksys_mmap_pgoff(): MAP_HUGETLB on a file that is not hugetlbfs */
+	if (c->flags & MAP_HUGETLB)
 		return EINVAL;
-	if ((c->flags & MAP_HUGETLB) && bits && bits != log2ul(c->hps))
+	/* the node's ->get_unmapped_area, on the length do_mmap() page-aligned */
+	if (c->off || (c->len && ((c->len + 4095) & ~4095UL) % c->hps))
 		return EINVAL;
 	/*
 	 * do_mmap() refuses a zero length, the hugetlbfs address search a

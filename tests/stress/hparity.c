@@ -629,7 +629,12 @@ static void test_permissions(const unsigned long *sizes, int n)
 	chmod("/dev/hugetlb", 0666);
 }
 
-/* Argument errors at size P: both methods must fail alike (or succeed alike). */
+/*
+ * Argument errors at size P: both methods must fail alike (or succeed alike),
+ * except for a length that is not a multiple of P, which MAP_HUGETLB rounds
+ * up and the device refuses, as a hugetlbfs file does (see
+ * test_fixed_neighbours()).
+ */
 static void test_arguments(void)
 {
 	static const struct {
@@ -637,19 +642,21 @@ static void test_arguments(void)
 		unsigned long pages, bytes;	/* length: pages * P + bytes */
 		int flags;
 		long fixed_off;		/* MAP_FIXED at aligned base + this */
-		int want;
+		int want[2];		/* per method */
 	} cases[] = {
-		{ "length 0", 0, 0, MAP_PRIVATE, -1, EINVAL },
-		{ "length 2^47", 0, 1UL << 47, MAP_PRIVATE, -1, ENOMEM },
-		{ "neither MAP_PRIVATE nor MAP_SHARED", 1, 0, 0, -1, EINVAL },
+		{ "length 0", 0, 0, MAP_PRIVATE, -1, { EINVAL, EINVAL } },
+		{ "length 2^47", 0, 1UL << 47, MAP_PRIVATE, -1, { ENOMEM, ENOMEM } },
+		{ "neither MAP_PRIVATE nor MAP_SHARED", 1, 0, 0, -1, { EINVAL, EINVAL } },
 		{ "MAP_FIXED at an address 4 kB past a huge page boundary",
-		  1, 0, MAP_PRIVATE | MAP_FIXED, 4096, EINVAL },
+		  1, 0, MAP_PRIVATE | MAP_FIXED, 4096, { EINVAL, EINVAL } },
 		{ "shared, MAP_FIXED at an address 4 kB past a huge page boundary",
-		  1, 0, MAP_SHARED | MAP_FIXED, 4096, EINVAL },
+		  1, 0, MAP_SHARED | MAP_FIXED, 4096, { EINVAL, EINVAL } },
 		{ "MAP_FIXED at a huge page aligned address", 1, 0,
-		  MAP_SHARED | MAP_FIXED, 0, 0 },
-		{ "length of a page + 4 kB (rounded up to 2 pages)", 1, 4096,
-		  MAP_PRIVATE, -1, 0 },
+		  MAP_SHARED | MAP_FIXED, 0, { 0, 0 } },
+		{ "length of a page + 4 kB (device: EINVAL; MAP_HUGETLB rounds up)",
+		  1, 4096, MAP_PRIVATE, -1, { EINVAL, 0 } },
+		{ "shared, length of a page + 4 kB (device: EINVAL; MAP_HUGETLB rounds up)",
+		  1, 4096, MAP_SHARED, -1, { EINVAL, 0 } },
 	};
 	char *area = mmap(NULL, 8 * P, PROT_NONE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -673,10 +680,11 @@ static void test_arguments(void)
 			if (p != MAP_FAILED)
 				munmap(p, (len + P - 1) & ~(P - 1));
 		}
-		report(err[0] == err[1] && err[0] == cases[i].want && rsvd[0] == rsvd[1],
-		       "%s: /dev/hugetlb %s (rsvd %+ld), MAP_HUGETLB %s (rsvd %+ld), want %s",
+		report(err[0] == cases[i].want[0] && err[1] == cases[i].want[1] &&
+		       (err[0] != err[1] || rsvd[0] == rsvd[1]) && (!err[0] || !rsvd[0]),
+		       "%s: /dev/hugetlb %s (rsvd %+ld), MAP_HUGETLB %s (rsvd %+ld), want %s, %s",
 		       cases[i].what, strerror(err[0]), rsvd[0], strerror(err[1]),
-		       rsvd[1], strerror(cases[i].want));
+		       rsvd[1], strerror(cases[i].want[0]), strerror(cases[i].want[1]));
 	}
 
 	/* Splitting a huge page: munmap/mprotect off a huge page boundary. */
@@ -708,6 +716,74 @@ static void test_arguments(void)
 			munmap(p, P);
 	}
 	munmap(area, 8 * P);
+}
+
+/*
+ * MAP_FIXED with a length that is not a multiple of P, as a program written
+ * for /dev/zero asks: the device fails with EINVAL before anything at the
+ * address is unmapped, so the caller's mappings there and beyond the length
+ * survive with their contents.  (Rounding, as MAP_HUGETLB does, would replace
+ * them up to the next huge page boundary.)  MAP_HUGETLB is not compared: it
+ * rounds by design.
+ */
+/* One word at p through a pipe: 0 if readable, without SIGSEGV if not. */
+static int peek(const void *p, uint64_t *v)
+{
+	int fd[2], ok;
+
+	if (pipe(fd))
+		return -1;
+	ok = write(fd[1], p, sizeof(*v)) == sizeof(*v) &&
+	     read(fd[0], v, sizeof(*v)) == sizeof(*v);
+	close(fd[0]);
+	close(fd[1]);
+	return ok ? 0 : -1;
+}
+
+static void test_fixed_neighbours(void)
+{
+	static const int kflags[] = { MAP_PRIVATE, MAP_SHARED };
+	char *area = mmap(NULL, 4 * P, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *base = (char *)(((uintptr_t)area + P - 1) & ~(P - 1));
+	unsigned long off[] = { 0, 4096, P, P + 4096 }; /* 4 kB pages from base */
+
+	if (area == MAP_FAILED) {
+		report(0, "MAP_FIXED neighbours: no room (%s)", strerror(errno));
+		return;
+	}
+	for (unsigned int k = 0; k < 2; k++) {
+		long r0 = hp_read(P, "resv_hugepages");
+		int intact = 1, err;
+		char *p;
+
+		/* the caller's own 4 kB pages in and past the rounded length */
+		for (unsigned int i = 0; i < 4; i++) {
+			char *q = mmap(base + off[i], 4096, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+
+			if (q != MAP_FAILED)
+				memset(q, 0x5a + i, 4096);
+		}
+		p = hmap(M_DEV, P, base, P + 4096, PROT_READ | PROT_WRITE,
+			 kflags[k] | MAP_FIXED, 0);
+		err = p == MAP_FAILED ? errno : 0;
+		for (unsigned int i = 0; i < 4; i++) {
+			uint64_t v = 0;
+
+			if (peek(base + off[i], &v) ||
+			    v != 0x0101010101010101ULL * (0x5a + i))
+				intact = 0;
+		}
+		report(err == EINVAL && intact && hp_read(P, "resv_hugepages") == r0,
+		       "%s MAP_FIXED, length a page + 4 kB: %s (want EINVAL), the mappings at +0, +4 kB, +%lu kB, +%lu kB %s",
+		       kind[k], strerror(err), P >> 10, (P >> 10) + 4,
+		       intact ? "intact" : "CLOBBERED");
+		/* back to PROT_NONE for the next round */
+		mmap(base, 2 * P, PROT_NONE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+	}
+	munmap(area, 4 * P);
 }
 
 /* A size with one free page (the x86 guest's 1 GB pool): reserve it, one more fails. */
@@ -765,6 +841,7 @@ static int size_setup(unsigned long psize)
 static void test_size(void)
 {
 	test_arguments();
+	test_fixed_neighbours();
 	test_exhaustion();
 	test_pool_taken();
 	test_surplus();

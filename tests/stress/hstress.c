@@ -185,6 +185,7 @@ static void op_mmap(void)
 	unsigned long psize = sizes[si];
 	struct map *m;
 	int flags, short_max;
+	size_t len, cut;
 	char *p;
 
 	if (nmaps == MAXMAPS)
@@ -199,14 +200,25 @@ static void op_mmap(void)
 	flags = (m->shared ? MAP_SHARED : MAP_PRIVATE) |
 		(m->noreserve ? MAP_NORESERVE : 0);
 	/*
-	 * Unaligned lengths are rounded up to the huge page size: 4 kB to
-	 * 64 kB short, and always less than a page short (64 kB pages: 60 kB
-	 * at most), or the mapping has a page fewer than the table says.
+	 * Unaligned lengths, 4 kB to 64 kB short and always less than a page
+	 * short (64 kB pages: 60 kB at most): MAP_HUGETLB rounds them up to
+	 * the huge page size, the device refuses them with EINVAL, as a
+	 * hugetlbfs file does.
 	 */
 	short_max = psize / 4096 - 1 < 16 ? psize / 4096 - 1 : 16;
-	p = hmap(m->method, psize, NULL,
-		 mlen(m) - (rnd(4) ? 0 : 4096 * (1 + rnd(short_max))),
-		 PROT_READ | PROT_WRITE, flags, 0);
+	cut = rnd(4) ? 0 : 4096 * (1 + rnd(short_max));
+	len = mlen(m) - cut;
+	p = hmap(m->method, psize, NULL, len, PROT_READ | PROT_WRITE, flags, 0);
+	if (cut && m->method == M_DEV) {
+		count(&st->checks);
+		if (p != MAP_FAILED || errno != EINVAL)
+			fail("mmap %s of %zu bytes, not a multiple of %lu kB: %s, want EINVAL",
+			     method_name[M_DEV], len, psize >> 10,
+			     p == MAP_FAILED ? strerror(errno) : "mapped");
+		if (p != MAP_FAILED)
+			munmap(p, mlen(m));
+		return;
+	}
 	if (p == MAP_FAILED) {
 		if (errno == ENOMEM && !m->noreserve)
 			count(&st->enomem);
