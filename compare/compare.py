@@ -64,8 +64,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "plots"))
 import contract  # noqa: E402
 import harness  # noqa: E402
+import parts  # noqa: E402
+import split  # noqa: E402
 
 # Metadata that must agree before two sets of numbers are compared.
 MUST_MATCH = ("mode", "accel", "timing_source", "icount", "profile")
@@ -340,7 +343,37 @@ def load_run(d):
         path = os.path.join(d, bench + ".csv")
         if os.path.exists(path):
             rows[bench] = read_csv(path, contract.load().bench(bench))
+    # the page sizes this run's hardware held as smaller TLB entries (the
+    # report's own verdict, plots/split.py): compare flags its points on
+    # them (SPLIT_KEY; kept beside meta.json's keys, not written back)
+    sizes = {fnum(r.get("page_kb")) for rs in rows.values() for r in rs}
+    meta[SPLIT_KEY] = {int(k): why for k, (_, why) in split.split_pages(
+        parts.Run(d, meta), {s for s in sizes if s}).items()}
     return meta, rows
+
+
+# load_run()'s verdict of split pages: {page kB: why}
+SPLIT_KEY = "compare_split_pages"
+
+
+def fnum(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def split_flags(runs, rows_pk):
+    """{(bench, backing): why} for the points whose backing's page size
+    (rows_pk: {(bench, backing): page kB}) a run of runs held as smaller
+    TLB entries: its TLB evidence and latency say less than they seem."""
+    out = {}
+    for m, _ in runs:
+        for key, pk in rows_pk.items():
+            why = (m.get(SPLIT_KEY) or {}).get(pk)
+            if why:
+                out.setdefault(key, "%s (run %s)" % (why, m.get("run_id", "?")))
+    return out
 
 
 def read_csv(path, spec):
@@ -478,6 +511,14 @@ def compare_runs(runs_a, runs_b, threshold, gate=None, alpha=0.05,
         print("compare: %s: point %s measured on %s only" % (
             "ERROR" if gated(k, gate) else "WARNING", point_label(k),
             label_a if k in pa else label_b), file=out)
+    rows_pk = {}
+    for _, rows in runs_a + runs_b:
+        for bench, rs in rows.items():
+            for r in rs:
+                pk = fnum(r.get("page_kb"))
+                if pk and r.get("backing"):
+                    rows_pk[(bench, r["backing"])] = int(pk)
+    flags = split_flags(runs_a + runs_b, rows_pk)
     results = []
     for k in sorted(set(pa) & set(pb)):
         spec = contract.load().bench(k[0])
@@ -493,8 +534,13 @@ def compare_runs(runs_a, runs_b, threshold, gate=None, alpha=0.05,
         r["label"] = point_label(k)
         r["metric"] = metric
         r["gated"] = gated(k, gate)
+        r["split"] = flags.get((k[0], k[1]))
         results.append(r)
     print_table(results, threshold, deterministic, out, label_a, label_b)
+    for why in sorted({r["split"] for r in results if r["split"]}):
+        print("compare: split pages: the points marked [split] are on a "
+              "page size %s: their walks and latency are not those of one "
+              "TLB entry per huge page" % why, file=out)
     if not results:
         print("compare: no benchmark point measured on both sides", file=out)
         return EXIT_ERROR, results
@@ -543,7 +589,8 @@ def print_table(results, threshold, deterministic, out, la, lb):
         print("%-38s %-13s %11.4g %11.4g %+8.2f [%+7.2f, %+7.2f] %8s %-8s %s%s"
               % (r["label"], r["metric"], r["median_a"], r["median_b"],
                  r["delta_pct"], r["ci_lo"], r["ci_hi"], p, r["test"],
-                 r["verdict"], "" if r["gated"] else " (not gated)"),
+                 r["verdict"], ("" if r["gated"] else " (not gated)") +
+                 (" [split]" if r.get("split") else "")),
               file=out)
     print("", file=out)
 

@@ -883,6 +883,52 @@ class TlbEvidence(unittest.TestCase):
                       str(e.exception))
 
 
+
+class SplitPages(unittest.TestCase):
+    """A run whose hardware held huge pages as smaller TLB entries (the
+    report's verdict, plots/split.py): compare marks those points [split]
+    and says why (issue 29 point 3); under TCG nothing applies."""
+
+    def write_run(self, d, timing, run_id):
+        os.makedirs(d)
+        m = meta(run_id=run_id, timing_source=timing,
+                 qemu={"accel": timing, "icount": False})
+        m["host_memory"] = {"kernel_page_kb": 4}
+        with open(os.path.join(d, "meta.json"), "w") as f:
+            json.dump(m, f)
+        with open(os.path.join(d, "chase.csv"), "w") as f:
+            f.write("backing,page_kb,hop,wss_bytes,ns_per_access,"
+                    "model_walks_per_1k\n"
+                    "maphugetlb,2048,page,16777216,20,0\n"
+                    "devzero,4,page,16777216,60,500\n")
+        return d
+
+    def diff(self, timing):
+        with tempfile.TemporaryDirectory() as t:
+            a = self.write_run(os.path.join(t, "a"), timing, "ra")
+            b = self.write_run(os.path.join(t, "b"), timing, "rb")
+            p = subprocess.run([sys.executable, os.path.join(
+                ROOT, "compare", "compare.py"), "diff", a, b, "--out",
+                os.path.join(t, "out")], capture_output=True, text=True)
+        self.assertNotIn("Traceback", p.stderr)
+        return p.stdout
+
+    def test_kvm_on_host_4k_pages_is_flagged(self):
+        out = self.diff("kvm")
+        lines = {l.split()[1]: l for l in out.splitlines()
+                 if l.startswith("chase ")}
+        self.assertTrue(lines["maphugetlb"].endswith("[split]"), out)
+        self.assertNotIn("[split]", lines["devzero"])
+        self.assertIn("split pages: the points marked [split] are on a page "
+                      "size held as 4 KiB entries: guest RAM on host 4 KiB "
+                      "pages", out)
+
+    def test_tcg_has_no_hardware_tlb_to_split(self):
+        out = self.diff("tcg")
+        self.assertNotIn("[split]", out)
+        self.assertNotIn("split pages", out)
+
+
 def main(argv):
     """[--failfast] [NAME...]: only the tests whose name contains a NAME
     (make test-compare ONLY=mwu,verdict)."""
