@@ -496,6 +496,18 @@ class Verdicts(unittest.TestCase):
         r = C.verdict([1000.0], [950.0], threshold=5.0, deterministic=True)
         self.assertEqual(r["verdict"], "no change", r)
 
+    def test_significant_p_with_a_ci_reaching_zero_is_no_change(self):
+        # 8 a side, B's median 7 % worse and Mann-Whitney p = 0.029, but
+        # three of A's runs at 80 let the seeded bootstrap CI of the
+        # delta reach 0 ([0.0, +38.75]): a regression needs both
+        a = [101, 80, 100, 80, 104, 102, 100, 80]
+        b = [101, 112, 104, 115, 100, 115, 100, 110]
+        r = C.verdict(a, b, threshold=5.0)
+        self.assertLess(r["p"], 0.05)
+        self.assertAlmostEqual(r["delta_pct"], 7.0)
+        self.assertEqual(r["ci_lo"], 0.0)
+        self.assertEqual(r["verdict"], "no change", r)
+
     def test_small_betterment_is_no_change(self):
         r = C.verdict([1000.0], [980.0], threshold=5.0, deterministic=True)
         self.assertEqual(r["verdict"], "no change", r)
