@@ -267,7 +267,15 @@ class TestLikwid(unittest.TestCase):
     busy one are judged neither way (on this project's 2-vCPU Zen 5 VM at
     a load of 10 the best of 9 of either moved by up to 2x from one round
     to the next); with no quiet round in ROUNDS the test skips, listing
-    every round.  streamk
+    every round.  The triad (streamk's triad against likwid-bench's
+    stream kernel) is judged; the copy is shown beside it, not judged:
+    in the first quiet run of this test (CI's fresh root on this
+    project's 2-vCPU Zen 5 VM, others using 0.01 to 0.18 CPUs) likwid-
+    bench's own best copy_avx512 moved from 30.4 to 38.3 GB/s between
+    rounds (26 %), wider than the band, while streamk's copy held 30.4 to
+    32.8 and both triads agreed within 6 % in every round: a reference
+    that moves more than the band cannot judge, and why its copy moves
+    is not known.  streamk
     runs the build native runs use (streamk-native where built) on devzero
     (4 KB pages, as likwid-bench's own allocation gets with THP on madvise)
     with --offset 0: its arrays on page boundaries, since likwid-bench
@@ -326,8 +334,8 @@ class TestLikwid(unittest.TestCase):
         ARRAY."""
         copy_k, triad_k = self.kernels
 
-        what = "streamk (%s, %d threads, arrays of %d B) is %s %d %% of " \
-            "likwid-bench's (arrays of %d B)" % (
+        what = "streamk's triad (%s, %d threads, arrays of %d B) is %s " \
+            "%d %% of likwid-bench's (arrays of %d B)" % (
                 self.binary, threads, array, "within" if want else "outside",
                 self.TOLERANCE * 100, self.ARRAY)
         notes, quiet_rounds, bad = [], 0, False
@@ -336,15 +344,15 @@ class TestLikwid(unittest.TestCase):
                 copy, triad = self.streamk(threads, array)
                 lcopy = self.likwid(copy_k, 2, threads)
                 ltriad = self.likwid(triad_k, 3, threads)
-            ok = (abs(copy / lcopy - 1) <= self.TOLERANCE and
-                  abs(triad / ltriad - 1) <= self.TOLERANCE) is want
+            ok = (abs(triad / ltriad - 1) <= self.TOLERANCE) is want
             quiet_rounds += load.quiet
             bad |= load.quiet and not ok
-            notes.append("round %d (%s): streamk copy %.0f triad %.0f, "
-                         "likwid-bench %s %.0f %s %.0f MB/s%s" % (
-                             n, load, copy, triad, copy_k, lcopy, triad_k,
-                             ltriad, "" if load.quiet else
-                             "; busy: not judged"))
+            notes.append("round %d (%s): streamk triad %.0f, likwid-bench "
+                         "%s %.0f MB/s (%+.0f %%); copy, not judged: %.0f "
+                         "against %s %.0f%s" % (
+                             n, load, triad, triad_k, ltriad,
+                             100 * (triad / ltriad - 1), copy, copy_k, lcopy,
+                             "" if load.quiet else "; busy: not judged"))
         if bad:
             self.fail("%s, in every quiet round:\n  %s"
                       % (what, "\n  ".join(notes)))
