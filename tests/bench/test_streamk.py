@@ -270,12 +270,14 @@ class TestLikwid(unittest.TestCase):
     every round.  The triad (streamk's triad against likwid-bench's
     stream kernel) is judged; the copy is shown beside it, not judged:
     in the first quiet run of this test (CI's fresh root on this
-    project's 2-vCPU Zen 5 VM, others using 0.01 to 0.18 CPUs) likwid-
-    bench's own best copy_avx512 moved from 30.4 to 38.3 GB/s between
-    rounds (26 %), wider than the band, while streamk's copy held 30.4 to
-    32.8 and both triads agreed within 6 % in every round: a reference
-    that moves more than the band cannot judge, and why its copy moves
-    is not known.  streamk
+    project's 2-vCPU Zen 5 VM, others using 0.01 to 0.18 CPUs) both
+    triads agreed within 6 % in every round, while the copies did not:
+    on one thread streamk's copy read 9 to 12 % below likwid-bench's
+    copy_avx512 in each round (20.9 against 22.5 to 23.8 GB/s), and on
+    two threads likwid-bench's own best moved from 30.4 to 38.3 GB/s
+    between rounds (26 %, wider than the band) against streamk's 30.4 to
+    32.8.  Why is not known (compiled loops against likwid-bench's
+    hand-written ones is a guess, not a measurement).  streamk
     runs the build native runs use (streamk-native where built) on devzero
     (4 KB pages, as likwid-bench's own allocation gets with THP on madvise)
     with --offset 0: its arrays on page boundaries, since likwid-bench
