@@ -200,7 +200,8 @@ def difference(ref, m, key, lower_is_better, threshold):
             len(a), len(b), v["needs"])
     if v["verdict"] == "no change":
         return "no difference shown (p=%.3g)" % v["p"]
-    return "DIFFERS: %+.1f%% (CI %+.1f..%+.1f%%, p=%.3g, %s)" % (
+    return "DIFFERS, %s: %+.1f%% (CI %+.1f..%+.1f%%, p=%.3g, %s)" % (
+        "worse" if v["verdict"] == "REGRESSION" else "better",
         v["delta_pct"], v["ci_lo"], v["ci_hi"], v["p"], v["test"])
 
 

@@ -699,6 +699,18 @@ class CannotTell(unittest.TestCase):
                          (C.EXIT_REGRESSION, "REGRESSION"))
         self.assertIn(" n/a ", out.getvalue())
 
+    def test_icount_only_when_both_sides_count(self):
+        # A in instruction counts, B timed (compared anyway): one run a
+        # side decides exactly only if both are counts; here it cannot
+        out = io.StringIO()
+        a = [(meta(), fault_rows({("devhugetlb", "setup"): 10.0}))]
+        b = [(timed(), fault_rows({("devhugetlb", "setup"): 12.0}))]
+        st, res = C.compare_runs(a, b, 3.0, allow_mismatch=True, out=out)
+        self.assertEqual((st, res[0]["verdict"]),
+                         (C.EXIT_CANNOT_TELL, "cannot tell"), out.getvalue())
+        st, res = C.compare_runs(b, a, 3.0, allow_mismatch=True, out=out)
+        self.assertEqual(res[0]["verdict"], "cannot tell", out.getvalue())
+
     def test_a_gated_point_lost_on_one_side_fails_the_gate(self):
         both = {("devhugetlb", "setup"): 10.0, ("devhugetlb", "demand"): 5.0}
         lost = {("devhugetlb", "setup"): 10.0}

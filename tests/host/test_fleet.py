@@ -130,5 +130,71 @@ class Fleet(unittest.TestCase):
         self.assertIn("no meta.json: not a run folder", r.stderr)
 
 
+def append(path, rows):
+    """Rows (dicts) added to a run's CSV in its header's order."""
+    with open(path) as f:
+        cols = f.readline().strip().split(",")
+    with open(path, "a") as f:
+        for r in rows:
+            row = dict.fromkeys(cols, "")
+            row.update(r)
+            f.write(",".join(str(row[k]) for k in cols) + "\n")
+
+
+class Values(Fleet):
+    """Each number from the rows it names, and nothing else: decoy rows
+    the report must leave out (another hop, another fault mode, a smaller
+    fault size) would change it."""
+
+    def test_line_hop_demand_faults_largest_size(self):
+        d = os.path.join(self.tmp.name, "r")
+        write_run(d, 100.0, 20.0, self.INTEL)
+        append(os.path.join(d, "chase.csv"), [
+            dict(backing="devzero", page_kb=4, wss_bytes=WSS[-1], ns_per_access=500,
+                 hop="page", model_walks_per_1k=1000),
+            dict(backing="devhugetlb", page_kb=2048, wss_bytes=WSS[-1], ns_per_access=10,
+                 hop="page", model_walks_per_1k=0)])
+        append(os.path.join(d, "fault.csv"), [
+            dict(backing="devzero", mode="populate", size_bytes=16 << 20, us_per_mb=1),
+            dict(backing="devhugetlb", mode="populate", size_bytes=16 << 20, us_per_mb=1),
+            dict(backing="devzero", mode="demand", size_bytes=4 << 20, us_per_mb=5000),
+            dict(backing="devhugetlb", mode="demand", size_bytes=4 << 20, us_per_mb=4000)])
+        _, md = self.report(d)
+        # line hop at 64 MB: 100 / 20 = 5x; walks 30 - 1 = 29; demand at
+        # 16 MB: 900 and 80 us/MB
+        self.assertIn("| 4K/2M latency ratio | 5x |", md)
+        self.assertIn("| walks saved /1k accesses | 29 |", md)
+        self.assertIn("| fault 4K us/MB | 900 |", md)
+        self.assertIn("| fault 2M us/MB | 80 |", md)
+
+    def test_slower_faults_are_worse(self):
+        a, b = [], []
+        for i in range(5):
+            for runs, name, fault in ((a, "a", 900.0), (b, "b", 1800.0)):
+                d = os.path.join(self.tmp.name, "%s%d" % (name, i))
+                write_run(d, 100.0 + i, 20.0, self.INTEL, fault=(fault + i, 80.0 + i))
+                runs.append(d)
+        _, md = self.report(",".join(a), ",".join(b))
+        rows = [ln for ln in md.splitlines() if ln.startswith("| ")]
+        i = next(n for n, ln in enumerate(rows) if ln.startswith("| fault 4K us/MB |"))
+        # medians 902 and 1802 us/MB: (1802 - 902) / 902 = +99.8 %
+        self.assertIn("DIFFERS, worse: +99.8%", rows[i + 1])
+
+    def test_a_figure_that_fails_fails_the_report(self):
+        d = os.path.join(self.tmp.name, "r")
+        write_run(d, 100.0, 20.0, self.INTEL)
+        bindir = os.path.join(self.tmp.name, "bin")
+        os.makedirs(bindir)
+        with open(os.path.join(bindir, "gnuplot"), "w") as f:
+            f.write("#!/bin/sh\necho 'fake gnuplot: cannot draw' >&2\nexit 1\n")
+        os.chmod(os.path.join(bindir, "gnuplot"), 0o755)
+        env = dict(os.environ, PATH=bindir + os.pathsep + os.environ["PATH"])
+        r = subprocess.run([sys.executable, "lava/fleet.py", d, "--out",
+                            os.path.join(self.tmp.name, "out")], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("fleet-ratio.gp failed", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -81,6 +81,9 @@ class FetchRecorded(unittest.TestCase):
         self.assertEqual(m["lava"]["device"], "lava-run on vm")
         self.assertEqual((m["mode"], m["timing_source"], m["profile"]), ("guest", "tcg", "tiny"))
         self.assertEqual(m["kernel"], "6.12.118")
+        # a guest's CPU is the emulator's: compare's host check gets the
+        # worker, unrecorded, not the guest's CPU
+        self.assertEqual(m["host_cpu"], "LAVA worker of device lava-run on vm (not recorded)")
         # @meta lines with quoted strings came through whole
         self.assertEqual(m["other"]["cpu_id"]["name"], "QEMU TCG CPU version 2.5+")
         self.assertEqual(m["thp_guest"]["enabled"], "madvise")
@@ -156,8 +159,12 @@ class FetchRecorded(unittest.TestCase):
                     m = json.load(f)
                 self.assertEqual(m["status"], status, m["errors"])
                 self.assertEqual(r.returncode, 0 if result == "pass" else 1, r.stderr)
-                noted = m["lava"].get("cleanup_errors", []) + m["errors"]
-                self.assertIn("Failed to run 'finalize': Could not terminate the child.", noted)
+                # a passed job's finalize error is a note; a failed job's
+                # is one of its failures
+                msg = "Failed to run 'finalize': Could not terminate the child."
+                noted, errors = m["lava"].get("cleanup_errors", []), m["errors"]
+                self.assertEqual((msg in noted, msg in errors),
+                                 (result == "pass", result == "fail"), m)
 
     def test_not_our_job(self):
         log = os.path.join(self.tmp.name, "other.log")

@@ -236,5 +236,31 @@ class UnbuiltKernel(unittest.TestCase):
                           lava_job.kernel_args([], "qemu", "tcg", "x86_64"))
 
 
+class Timeouts(unittest.TestCase):
+    """The job's timeouts hold the run: its test action whole minutes
+    rounded up from run-qemu.sh's seconds, the job every action's."""
+
+    def test_rounded_up_and_summed(self):
+        sys.path.insert(0, os.path.join(ROOT, "lava"))
+        import job as lava_job
+        import contract
+        real = lava_job.qemu_config
+        # a run of 150 s (2.5 minutes): 3 minutes, never 2
+        with unittest.mock.patch.object(
+                lava_job, "qemu_config",
+                lambda cmd: dict(real(cmd), timeout_s=150)):
+            for device in ("qemu", "ipxe"):
+                args = lava_job.parse_args(["--profile", "tiny", "--device", device])
+                doc = lava_job.job(args, contract.load())
+                test = [a["test"] for a in doc["actions"] if "test" in a][0]
+                self.assertEqual(test["timeout"]["minutes"], 3, device)
+                boot = [a["boot"] for a in doc["actions"] if "boot" in a][0]
+                deploy = [a["deploy"] for a in doc["actions"] if "deploy" in a][0]
+                # deploy + boot + test + 5 minutes of slack
+                self.assertEqual(doc["timeouts"]["job"]["minutes"],
+                                 deploy["timeout"]["minutes"] +
+                                 boot["timeout"]["minutes"] + 3 + 5, device)
+
+
 if __name__ == "__main__":
     unittest.main()

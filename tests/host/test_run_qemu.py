@@ -216,6 +216,10 @@ class RunQemuOptions(unittest.TestCase):
         self.assertEqual(r.returncode, QEMU_EXIT["HOSTPAGES"][0], r.stderr)
         self.assertIn("need 256 free 2 MB pages on the host, it has 100", r.stderr)
         self.assertIn("nr_hugepages", r.stderr)
+        # one page short of 512 MB / 2 MB is short too
+        r = self.run_qemu("--accel", "kvm", "--mem", "512M", "--hugepages", "0",
+                          "--", "true", env=self.fake_host(free_2m=255))
+        self.assertEqual(r.returncode, QEMU_EXIT["HOSTPAGES"][0], r.stderr)
 
     def test_guest_ram_on_4k_pages_fails_the_smaps_check(self):
         # The pool looks big enough, but the fake QEMU maps plain 4 KB pages:
