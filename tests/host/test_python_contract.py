@@ -37,6 +37,13 @@ class Shell(unittest.TestCase):
         for name, (code, _) in contract.QEMU_EXIT.items():
             self.assertIn('QEMU_EXIT_%s="%d"' % (name, code), out)
 
+    def test_each_exit_status_names_one_cause(self):
+        # a caller tells a timeout from a splat by the status alone; a
+        # timeout is 124 as timeout(1) and the README say
+        codes = [code for code, _ in contract.QEMU_EXIT.values()]
+        self.assertEqual(len(codes), len(set(codes)), contract.QEMU_EXIT)
+        self.assertEqual(contract.QEMU_EXIT["TIMEOUT"][0], 124)
+
     def test_splat_pattern_same_in_grep_and_python(self):
         for line in SPLATS + CLEAN:
             with self.subTest(line=line):
