@@ -220,6 +220,7 @@ class RunQemuOptions(unittest.TestCase):
         r = self.run_qemu("--accel", "kvm", "--mem", "512M", "--hugepages", "0",
                           "--", "true", env=self.fake_host(free_2m=255))
         self.assertEqual(r.returncode, QEMU_EXIT["HOSTPAGES"][0], r.stderr)
+        self.assertIn("need 256 free 2 MB pages on the host, it has 255", r.stderr)
 
     def test_guest_ram_on_4k_pages_fails_the_smaps_check(self):
         # The pool looks big enough, but the fake QEMU maps plain 4 KB pages:
