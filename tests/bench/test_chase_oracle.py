@@ -57,14 +57,28 @@ def chase_min(backings, wss, runs=RUNS, hop="line"):
     return best
 
 
+def chase_median(backing, wss, hop):
+    """One chase run's ns_per_access: the median of its repetitions."""
+    r = BenchRun("chase", ["--sizes", str(wss), "--hop", hop,
+                           "--hops", HOPS, "--reps", "3",
+                           "--model-cap", "1K", "--backings", backing])
+    if r.returncode:
+        raise AssertionError(r.describe())
+    return float(r.rows[0]["ns_per_access"])
+
+
 class BothHops(unittest.TestCase):
     """The chase against minichase natively, both hops, a fixed band.
 
     One try: RUNS chase runs and RUNS minichase runs, alternated, each a
     new mapping (on a VM one mapping differs from the next by more than
-    10 %, see bench/benchrun/native.py), like for like: the median of the
-    chase's ns_min against the median of minichase's ns per hop; they
-    agree within a fixed 10 %.  A try counts only on a quiet machine
+    10 %, see bench/benchrun/native.py), like for like: the median of
+    the chase's runs (each its ns_per_access, the median of its
+    repetitions) against the median of minichase's runs; they agree
+    within a fixed 10 %.  (The chase's ns_min, the least of its
+    repetitions, read low: in CI's first quiet run its 2 MB page hop sat
+    10 and 21 % under minichase; by hand on the quiet host, ns_min -7 %
+    and -3 %, the medians -2 % and -1 %, for maphugetlb and devzero.)  A try counts only on a quiet machine
     (quiet.judge strict: noise moves either side into the band as easily
     as out of it), and each try stands alone, so a retry never widens
     the band.  What it misses: a distortion under 10 %, and anything both
@@ -95,8 +109,7 @@ class BothHops(unittest.TestCase):
             for b, kind in self.pairs():
                 suite, oracle = [], []
                 for _ in range(RUNS):
-                    suite.append(chase_min([b], chase_wss, runs=1,
-                                           hop=hop)[b])
+                    suite.append(chase_median(b, chase_wss, hop))
                     ns, err = run_py.minichase(BINDIR, kind, self.WSS,
                                                512 << 10, runs=1, hop=hop)
                     self.assertIsNone(err)
