@@ -106,6 +106,11 @@ static void probe_malloc(void)
 
 	fill(p, 8 * MB, 1);
 	pages(p, "malloc8M");
+	/* between the default threshold (1 MB) and one 2 MB page */
+	c = malloc(3 * MB / 2);
+	fill(c, 3 * MB / 2, 3);
+	pages(c, "malloc1536K");
+	free(c);
 	check(malloc_usable_size(p) >= 8 * MB, "malloc_usable_size", "short");
 	free(p);
 	strcpy(b, "kept across realloc");
@@ -281,6 +286,34 @@ static void probe_fork(void)
 	      p[4 * MB - 1] == 7, "fork keeps memory private",
 	      "child failed or its write showed in the parent");
 	free(p);
+}
+
+/*
+ * Shared anonymous memory stays shared with a child: the preload takes
+ * private anonymous mappings only (a private huge mapping in its place
+ * would hide the child's write).
+ */
+static void probe_shared(void)
+{
+	char *p = mmap(NULL, 4 * MB, RW, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int st = 0;
+	pid_t pid;
+
+	if (p == MAP_FAILED) {
+		check(0, "shared anonymous mmap", "mmap failed");
+		return;
+	}
+	memset(p, 7, 4 * MB);
+	pid = fork();
+	if (!pid) {
+		p[4 * MB - 1] = 9;
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	check(WIFEXITED(st) && !WEXITSTATUS(st) && p[4 * MB - 1] == 9,
+	      "shared anonymous mapping stays shared with a child",
+	      "the child's write did not show in the parent");
+	munmap(p, 4 * MB);
 }
 
 static void *worker(void *arg)
@@ -532,6 +565,7 @@ int main(int argc, char **argv)
 	probe_munmap();
 	probe_mremap();
 	probe_fork();
+	probe_shared();
 	probe_threads();
 	return failed;
 }
