@@ -69,6 +69,7 @@ import contract  # noqa: E402
 import harness  # noqa: E402
 import parts  # noqa: E402
 import split  # noqa: E402
+from table import fnum  # noqa: E402
 
 # Metadata that must agree before two sets of numbers are compared.
 MUST_MATCH = ("mode", "accel", "timing_source", "icount", "profile")
@@ -354,13 +355,6 @@ def load_run(d):
 
 # load_run()'s verdict of split pages: {page kB: why}
 SPLIT_KEY = "compare_split_pages"
-
-
-def fnum(v):
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
 
 
 def split_flags(runs, rows_pk):

@@ -41,17 +41,22 @@ HOPS = "512K"
 import benchrun as run_py  # noqa: E402
 
 
+def chase_rows(backings, wss, hop):
+    """One chase run's rows: 3 repetitions of HOPS hops at wss."""
+    r = BenchRun("chase", ["--sizes", str(wss), "--hop", hop,
+                           "--hops", HOPS, "--reps", "3",
+                           "--model-cap", "1K",
+                           "--backings", ",".join(backings)])
+    if r.returncode:
+        raise AssertionError(r.describe())
+    return r.rows
+
+
 def chase_min(backings, wss, runs=RUNS, hop="line"):
     """{backing: least ns_min} over runs runs of the chase."""
     best = {}
     for _ in range(runs):
-        r = BenchRun("chase", ["--sizes", str(wss), "--hop", hop,
-                               "--hops", HOPS, "--reps", "3",
-                               "--model-cap", "1K",
-                               "--backings", ",".join(backings)])
-        if r.returncode:
-            raise AssertionError(r.describe())
-        for row in r.rows:
+        for row in chase_rows(backings, wss, hop):
             ns = float(row["ns_min"])
             best[row["backing"]] = min(best.get(row["backing"], ns), ns)
     return best
@@ -59,12 +64,7 @@ def chase_min(backings, wss, runs=RUNS, hop="line"):
 
 def chase_median(backing, wss, hop):
     """One chase run's ns_per_access: the median of its repetitions."""
-    r = BenchRun("chase", ["--sizes", str(wss), "--hop", hop,
-                           "--hops", HOPS, "--reps", "3",
-                           "--model-cap", "1K", "--backings", backing])
-    if r.returncode:
-        raise AssertionError(r.describe())
-    return float(r.rows[0]["ns_per_access"])
+    return float(chase_rows([backing], wss, hop)[0]["ns_per_access"])
 
 
 class BothHops(unittest.TestCase):
