@@ -238,10 +238,14 @@ class RunPyOracle(unittest.TestCase):
         self.res = FakeResults(self.dir)
 
     def write_rows(self, rows):
+        """rows of (backing, page_kb, wss, ns_per_access, hop); each row's
+        ns_min, its least repetition, a fifth under its median, so a check
+        that read the least would judge other numbers."""
         with open(self.res.csv_path("chase"), "w") as f:
             w = csv.writer(f)
-            w.writerow(["backing", "page_kb", "wss_bytes", "ns_min", "hop"])
-            w.writerows(rows)
+            w.writerow(["backing", "page_kb", "wss_bytes", "ns_per_access",
+                        "ns_min", "hop"])
+            w.writerows(r[:4] + (r[3] * 0.8,) + r[4:] for r in rows)
 
     def test_agreement_on_every_backing(self):
         self.write_rows([("devzero", 4, 1 << 30, 105, "line"),
