@@ -206,15 +206,38 @@ static int mount_slot(unsigned long page_kb)
 	return free_slot;
 }
 
-/* a mount for page_kb, mounting one in a temp dir if none is mounted */
+/*
+ * A mount for page_kb, mounting one in a temp dir if none is mounted.  A
+ * mount found or made is remembered for the process: a program knows its
+ * mount, and the lookup (a read of /proc/mounts) is no part of making a
+ * file there, which fault times (prepare_us_per_call).
+ */
 static int hugetlbfs_dir(unsigned long page_kb, char *path, size_t n,
 			 char *why, size_t wn)
 {
-	int i = mount_slot(page_kb);
+	static struct {
+		unsigned long kb;
+		char dir[256];
+	} found[MAX_MOUNTS];
+	int i = mount_slot(page_kb), j;
 	char opt[32], *dir;
 
-	if (find_mount(page_kb, path, n) == 0)
+	for (j = 0; j < MAX_MOUNTS && found[j].kb; j++)
+		if (found[j].kb == page_kb) {
+			snprintf(path, n, "%s", found[j].dir);
+			return 0;
+		}
+	if (i >= 0 && made_mount[i].dir[0]) {	/* i is its own slot */
+		snprintf(path, n, "%s", made_mount[i].dir);
 		return 0;
+	}
+	if (find_mount(page_kb, path, n) == 0) {
+		if (j < MAX_MOUNTS) {
+			found[j].kb = page_kb;
+			snprintf(found[j].dir, sizeof(found[j].dir), "%s", path);
+		}
+		return 0;
+	}
 	if (i < 0) {
 		snprintf(why, wn, "no hugetlbfs mount for %lu kB pages and "
 			 "%d temporary mounts made already", page_kb,
@@ -222,10 +245,6 @@ static int hugetlbfs_dir(unsigned long page_kb, char *path, size_t n,
 		return -1;
 	}
 	dir = made_mount[i].dir;
-	if (dir[0]) {
-		snprintf(path, n, "%s", dir);
-		return 0;
-	}
 	made_mount[i].kb = page_kb;
 	snprintf(dir, sizeof(made_mount[i].dir), "/tmp/bench-hugetlbfs-XXXXXX");
 	if (!mkdtemp(dir)) {

@@ -152,6 +152,34 @@ class TestFaultTimedRegion(unittest.TestCase):
         self.check("memfd")
         self.check("shm")
 
+    def test_the_mount_is_looked_up_once(self):
+        """prepare_us_per_call times making a hugetlbfs file, not finding
+        the mount: /proc/mounts is read once in a run of 12 prepare steps
+        (3 modes, a warmup and 3 repetitions each), whether the benchmark
+        finds a mount (one this test makes) or makes its own (none there)."""
+        self.need_pool()
+        with tempfile.TemporaryDirectory() as d:
+            mnt = os.path.join(d, "mnt")
+            os.mkdir(mnt)
+            self.assertEqual(self.mount_lookups(d), 1, "no mount")
+            subprocess.run(["mount", "-t", "hugetlbfs", "-o", "pagesize=2M",
+                            "none", mnt], check=True)
+            try:
+                self.assertEqual(self.mount_lookups(d), 1, "a mount there")
+            finally:
+                subprocess.run(["umount", mnt], check=True)
+
+    def mount_lookups(self, d):
+        """openat calls of /proc/mounts in a hugetlbfs run of fault."""
+        log = os.path.join(d, "strace")
+        proc = subprocess.run(
+            ["strace", "-f", "-o", log, "-e", "trace=openat", "-P",
+             "/proc/mounts", os.path.join(BINDIR, "fault"), "--backings",
+             "hugetlbfs"] + ARGS, capture_output=True, text=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stdout[-2000:])
+        with open(log) as f:
+            return sum("openat(" in ln for ln in f)
+
 
 @unittest.skipUnless(shutil.which("strace"), "strace is not installed "
                      "(make deps)")
@@ -172,23 +200,30 @@ class TestFaultClock(unittest.TestCase):
             "-e", "inject=%s:delay_enter=%d" % (trace[-1].split("=")[1],
                                                  self.DELAY_US)])
 
-    def us_per_call(self, res):
+    def us_per_call(self, res, col="us_per_call"):
         self.assertEqual(res.returncode, 0, res.describe())
         self.assertEqual(sorted(r["mode"] for r in res.rows),
                          ["demand", "populate", "setup"], res.describe())
-        return {r["mode"]: float(r["us_per_call"]) for r in res.rows}
+        return {r["mode"]: float(r[col]) for r in res.rows}
 
     def test_preparation_is_outside_the_clock(self):
+        """...and inside prepare's own: prepare_us_per_call holds it."""
         res = self.delayed(["-P", "/dev/zero", "-e", "trace=openat"])
         for mode, us in self.us_per_call(res).items():
             self.assertLess(us, self.DELAY_US, "%s timed the open of "
                             "/dev/zero (delayed by strace)" % mode)
+        for mode, us in self.us_per_call(res, "prepare_us_per_call").items():
+            self.assertGreaterEqual(us, self.DELAY_US, "%s: prepare's clock "
+                                    "lost the open strace delayed" % mode)
 
     def test_release_is_inside_the_clock(self):
         res = self.delayed(["-e", "trace=munmap"])
         for mode, us in self.us_per_call(res).items():
             self.assertGreaterEqual(us, self.DELAY_US, "%s: the window "
                                     "lost the munmap strace delayed" % mode)
+        for mode, us in self.us_per_call(res, "prepare_us_per_call").items():
+            self.assertLess(us, self.DELAY_US, "%s: prepare's clock held "
+                            "the munmap strace delayed" % mode)
 
 
 if __name__ == "__main__":

@@ -256,7 +256,7 @@ class Rendered(unittest.TestCase):
                 for want in ("Run metadata", "Latency at the largest working set",
                              "Page walks saved against devzero",
                              "Fault cost relative to devzero",
-                             "mmap setup cost of the hugetlb backings against devhugetlb",
+                             "Setup cost of the hugetlb backings against devhugetlb",
                              self.meta(run)["run_id"]):
                     self.assertIn(want, page)
         with open(os.path.join(self.runs["tcg"], "index.html")) as f:

@@ -64,10 +64,12 @@ CHASE_ROWS = [
 ]
 
 
-def fault(backing, kb, mode, us_per_mb="", faults_per_mb="", us_per_call=""):
+def fault(backing, kb, mode, us_per_mb="", faults_per_mb="", us_per_call="",
+          prepare=""):
     return {"backing": backing, "page_kb": kb, "mode": mode,
             "us_per_mb": us_per_mb, "faults_per_mb": faults_per_mb,
-            "size_bytes": 4 * MIB, "us_per_call": us_per_call}
+            "size_bytes": 4 * MIB, "us_per_call": us_per_call,
+            "prepare_us_per_call": prepare}
 
 
 FAULT_ROWS = [
@@ -75,8 +77,13 @@ FAULT_ROWS = [
     fault("thp", 2048, "demand", 50, 0.5), fault("thp", 2048, "populate", 40, 0.25),
     fault("devhugetlb", 2048, "demand", 40, 0.5),
     fault("devhugetlb", 2048, "populate", 30, 0.5),
-    fault("devhugetlb", 2048, "setup", us_per_call=10),
-    fault("maphugetlb", 2048, "setup", us_per_call=20),
+    # setup: prepare and mmap + munmap per call; the demand row's prepare
+    # (99) is another mode's and must not enter the setup section
+    fault("devhugetlb", 2048, "setup", us_per_call=10, prepare=2),
+    fault("devhugetlb", 2048, "demand", 40, 0.5, prepare=99),
+    fault("maphugetlb", 2048, "setup", us_per_call=20, prepare=0.5),
+    # a run from before prepare was timed: no total, no ratio
+    fault("hugetlbfs", 2048, "setup", us_per_call=30),
 ]
 
 
@@ -145,14 +152,18 @@ class SummaryNumbers(unittest.TestCase):
         self.assertEqual(secs["Fault cost relative to devzero"], [
             ["devzero", "200 us/MB", "100 us/MB", "1.00x"],
             ["thp", "50.0 us/MB", "40.0 us/MB", "0.25x"],
+            ["hugetlbfs", "n/a", "n/a", "n/a"],
             ["devhugetlb", "40.0 us/MB", "30.0 us/MB", "0.20x"],
             ["maphugetlb", "n/a", "n/a", "n/a"]])
         self.assertEqual(secs["Faults per MB"], [
-            ["devzero", "256", "256"], ["thp", "0.50", "0.25"],
+            ["devzero", "256", "256"], ["thp", "0.50", "0.25"], ["hugetlbfs", "n/a", "n/a"],
             ["devhugetlb", "0.50", "0.50"], ["maphugetlb", "n/a", "n/a"]])
-        self.assertEqual(secs["mmap setup cost of the hugetlb backings against devhugetlb"], [
-            ["devhugetlb", "10.0 us/call", "1.00x"],
-            ["maphugetlb", "20.0 us/call", "2.00x"]])
+        # totals: devhugetlb 2 + 10 = 12, maphugetlb 0.5 + 20 = 20.5, and
+        # 20.5 / 12 = 1.708
+        self.assertEqual(secs["Setup cost of the hugetlb backings against devhugetlb"], [
+            ["hugetlbfs", "n/a", "30.0 us/call", "n/a", "n/a"],
+            ["devhugetlb", "2.00 us/call", "10.0 us/call", "12.0 us/call", "1.00x"],
+            ["maphugetlb", "0.50 us/call", "20.0 us/call", "20.5 us/call", "1.71x"]])
 
     def test_streamk_llc_rule(self):
         r = self.render
