@@ -11,7 +11,7 @@
 
 int size_parse(const char *s, unsigned long long *v)
 {
-	unsigned long long whole = 0, frac = 0, scale = 1, r;
+	unsigned long long whole = 0, frac = 0, scale = 1;
 	int digits = 0, shift = 0;
 
 	for (; *s >= '0' && *s <= '9'; s++, digits++)
@@ -41,12 +41,12 @@ int size_parse(const char *s, unsigned long long *v)
 		s++;
 	if (*s || whole > ULLONG_MAX >> shift)
 		return -1;
-	/* frac < 10^18 and shift <= 30: the product fits in 128 bits */
-	r = whole << shift;
-	if (__builtin_add_overflow(r, (unsigned long long)
-				   (((__uint128_t)frac << shift) / scale),
-				   &r))
-		return -1;
-	*v = r;
+	/*
+	 * frac < 10^18 and shift <= 30: the product fits in 128 bits, and
+	 * the fraction adds less than 1 << shift, which whole << shift has
+	 * room for below 2^64
+	 */
+	*v = (whole << shift) +
+	     (unsigned long long)(((__uint128_t)frac << shift) / scale);
 	return 0;
 }
