@@ -405,10 +405,9 @@ static int cmd_llc(int argc, char **argv)
 {
 	const char *root = NULL, *list = NULL, *omp = getenv("OMP_NUM_THREADS");
 	int i, t, threads = 0, use_cpuid = 1, *plan;
-	char why[400], online[4096] = "0";
+	char why[400], online[4096];
 	cpu_set_t cpus;
 	struct llc l;
-	FILE *f;
 
 	for (i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--sysfs") && i + 1 < argc)
@@ -427,12 +426,8 @@ static int cmd_llc(int argc, char **argv)
 	if (!list && root) {
 		snprintf(why, sizeof(why), "%s/sys/devices/system/cpu/online",
 			 root);
-		if ((f = fopen(why, "r"))) {
-			if (!fgets(online, sizeof(online), f))
-				snprintf(online, sizeof(online), "0");
-			fclose(f);
-			online[strcspn(online, "\n")] = 0;
-		}
+		if (host_read_line(why, online, sizeof(online)))
+			snprintf(online, sizeof(online), "0");
 		list = online;
 	}
 	if (list ? pmu_parse_cpulist(list, &cpus) :

@@ -14,8 +14,9 @@
  *       none                anonymous, MADV_NOHUGEPAGE: 4 KB pages whatever
  *                           the THP setting, the baseline with the same
  *                           interposition
- *   HUGEPRELOAD_MIN = bytes (K, M, G suffixes; default 1M): smaller
- *       requests are left alone.
+ *   HUGEPRELOAD_MIN = a size (bench/size.h: bytes, K, M or G in either
+ *       case, a fraction allowed; default 1M): smaller requests are left
+ *       alone.
  *
  * What is covered.  glibc's malloc gets its big chunks from an internal
  * mmap that LD_PRELOAD cannot reach (checked on Debian 12's glibc 2.36: a
