@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "backing.h"
+#include "hostfacts.h"
+#include "size.h"
 
 #ifndef MAP_HUGE_SHIFT
 #define MAP_HUGE_SHIFT 26
@@ -72,34 +74,6 @@ static int mapped(struct mapping *m, void *p, char *why, size_t n)
 	return 0;
 }
 
-long backing_read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
-static long default_huge_kb(void)
-{
-	char line[128];
-	long kb = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Hugepagesize: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
 /* -- hugetlbfs mounts ---------------------------------------------------- */
 
 /* temp mounts we made, one per page size (the sizes of the table) */
@@ -109,17 +83,14 @@ static struct {
 	char dir[64];
 } made_mount[MAX_MOUNTS];
 
+/* a mount's "pagesize=2M[,...]" option in kB; 0 if it is no size */
 static unsigned long parse_kb(const char *s)
 {
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
+	char num[32];
+	unsigned long long v;
 
-	switch (*end) {
-	case 'G': case 'g': return v << 20;
-	case 'M': case 'm': return v << 10;
-	case 'K': case 'k': return v;
-	default: return v >> 10;
-	}
+	snprintf(num, sizeof(num), "%.*s", (int)strcspn(s, ","), s);
+	return size_parse(num, &v) ? 0 : v >> 10;
 }
 
 /* finds a hugetlbfs mount with pages of page_kb; 0 and path, or -1 */
@@ -138,7 +109,8 @@ static int find_mount(unsigned long page_kb, char *path, size_t n)
 
 		if (strcmp(type, "hugetlbfs"))
 			continue;
-		kb = p ? parse_kb(p + 9) : (unsigned long)default_huge_kb();
+		kb = p ? parse_kb(p + 9) :
+			 (unsigned long)host_meminfo_kb(NULL, "Hugepagesize");
 		if (kb == page_kb) {
 			snprintf(path, n, "%s", dir);
 			found = 0;
@@ -547,7 +519,7 @@ int backing_available(const struct backing *b, char *why, size_t n)
 	if (b->pool_kb) {
 		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/"
 			 "hugepages-%lukB/nr_hugepages", b->pool_kb);
-		pages = backing_read_long(path);
+		pages = host_read_long(path);
 		if (pages <= 0) {
 			if (pages < 0)
 				snprintf(why, n, "kernel has no %lu kB huge "
@@ -727,13 +699,13 @@ void hugepages_emit_meta(void)
 		printf("%s\"%lu\": {", first ? "" : ", ", kb);
 		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/%s/"
 			 "nr_hugepages", e->d_name);
-		printf("\"total\": %ld, ", backing_read_long(path));
+		printf("\"total\": %ld, ", host_read_long(path));
 		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/%s/"
 			 "free_hugepages", e->d_name);
-		printf("\"free\": %ld, ", backing_read_long(path));
+		printf("\"free\": %ld, ", host_read_long(path));
 		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/%s/"
 			 "resv_hugepages", e->d_name);
-		printf("\"resv\": %ld}", backing_read_long(path));
+		printf("\"resv\": %ld}", host_read_long(path));
 		first = 0;
 	}
 	if (d)

@@ -118,8 +118,6 @@ int backing_verify(const struct mapping *m, unsigned long *page_kb,
 int backing_page_verdict(const struct backing *b, size_t len,
 			 unsigned long kps, unsigned long anon_huge,
 			 unsigned long *page_kb, char *why, size_t n);
-/* a number from a sysfs or proc file; -1 if there is none */
-long backing_read_long(const char *path);
 /* removes a hugetlbfs mount we made; safe to call more than once */
 void backing_cleanup(void);
 /* prints "@meta hugepages {...}" with every pool's total and free pages */

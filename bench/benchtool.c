@@ -34,6 +34,12 @@
  *                               own rules (exit 64 naming the bad one),
  *                               then its working sets in bytes, one a line
  *   benchtool sizes LIST        a --sizes list by the same rules, in bytes
+ *   benchtool size SIZE...      each by the one size parser (size.h): its
+ *                               bytes or "refused" (exit 1 if any was)
+ *   benchtool meminfo ROOT KEY  a field of ROOT/proc/meminfo in kB, or -1
+ *   benchtool poolfree ROOT PAGE_KB [NODE]   the pages a mapping can take
+ *                               from that pool of the tree under ROOT
+ *                               (hostfacts.h), or -1
  *   benchtool tlbwalks PRESET WSS_BYTES PAGE_KB [HOP_BYTES]
  *                               the TLB model's walks and L1 misses per 1000
  *                               accesses of the chase's cycle (no memory)
@@ -48,11 +54,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hostfacts.h"
 #include "llc.h"
 #include "mlp.h"
 #include "pmu.h"
 #include "realprog/backings.h"
 #include "runner.h"
+#include "size.h"
 #include "stats.h"
 #include "tlbcpuid.h"
 #include "tlbreach.h"
@@ -397,10 +405,9 @@ static int cmd_llc(int argc, char **argv)
 {
 	const char *root = NULL, *list = NULL, *omp = getenv("OMP_NUM_THREADS");
 	int i, t, threads = 0, use_cpuid = 1, *plan;
-	char why[400], online[4096] = "0";
+	char why[400], online[4096];
 	cpu_set_t cpus;
 	struct llc l;
-	FILE *f;
 
 	for (i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--sysfs") && i + 1 < argc)
@@ -419,12 +426,8 @@ static int cmd_llc(int argc, char **argv)
 	if (!list && root) {
 		snprintf(why, sizeof(why), "%s/sys/devices/system/cpu/online",
 			 root);
-		if ((f = fopen(why, "r"))) {
-			if (!fgets(online, sizeof(online), f))
-				snprintf(online, sizeof(online), "0");
-			fclose(f);
-			online[strcspn(online, "\n")] = 0;
-		}
+		if (host_read_line(why, online, sizeof(online)))
+			snprintf(online, sizeof(online), "0");
 		list = online;
 	}
 	if (list ? pmu_parse_cpulist(list, &cpus) :
@@ -697,6 +700,55 @@ static int cmd_sizes(int argc, char **argv)
 	return argc == 3 ? runner_sizes(argv[2]) : -1;
 }
 
+/* each size by size.h's one rule: its bytes, or "refused"; 1 if any was */
+static int cmd_size(int argc, char **argv)
+{
+	unsigned long long v;
+	int i, rc = 0;
+
+	if (argc < 3)
+		return -1;
+	for (i = 2; i < argc; i++) {
+		if (size_parse(argv[i], &v)) {
+			printf("refused\n");
+			rc = 1;
+		} else {
+			printf("%llu\n", v);
+		}
+	}
+	return rc;
+}
+
+/* a /proc/meminfo field of the tree under ROOT, in kB (-1: none) */
+static int cmd_meminfo(int argc, char **argv)
+{
+	if (argc != 4)
+		return -1;
+	printf("%ld\n", host_meminfo_kb(argv[2], argv[3]));
+	return 0;
+}
+
+/* the pages a mapping can take from a pool of the tree under ROOT */
+static int cmd_poolfree(int argc, char **argv)
+{
+	char *end;
+	unsigned long kb;
+	long node = -1;
+
+	if (argc != 4 && argc != 5)
+		return -1;
+	kb = strtoul(argv[3], &end, 10);
+	if (*end || !kb)
+		return -1;
+	if (argc == 5) {
+		node = strtol(argv[4], &end, 10);
+		if (*end || node < 0)
+			return -1;
+	}
+	printf("%ld\n", host_pool_free(argv[2], kb, node));
+	return 0;
+}
+
 static const struct {
 	const char *name, *usage;
 	int (*fn)(int argc, char **argv);
@@ -723,6 +775,9 @@ static const struct {
 	  cmd_reachlayout },
 	{ "check", "check BENCH [OPTION...]", cmd_check },
 	{ "sizes", "sizes LIST", cmd_sizes },
+	{ "size", "size SIZE...", cmd_size },
+	{ "meminfo", "meminfo ROOT KEY", cmd_meminfo },
+	{ "poolfree", "poolfree ROOT PAGE_KB [NODE]", cmd_poolfree },
 	{ "tlbgeometry", "tlbgeometry [--model auto|cpuid|PRESET|SPEC] "
 	  "[--dump]", cmd_tlbgeometry },
 };

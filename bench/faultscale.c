@@ -66,6 +66,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hostfacts.h"
 #include "runner.h"
 
 #define MAX_TASKS 256
@@ -612,50 +613,18 @@ static int one_rep(const struct pt *p, struct rep *out)
 	return rc;
 }
 
-static long meminfo_kb(const char *key)
-{
-	char line[128];
-	long v = -1;
-	size_t l = strlen(key);
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, l) && line[l] == ':') {
-			v = atol(line + l + 1);
-			break;
-		}
-	if (f)
-		fclose(f);
-	return v;
-}
-
-static long pool_pages(unsigned long kb, const char *file)
-{
-	char path[128];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/"
-		 "hugepages-%lukB/%s", kb, file);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
-/* kB free for b: its hugetlb pool's free and unreserved, or MemAvailable */
+/*
+ * kB free for b: its hugetlb pool's free and unreserved (the whole pool:
+ * faultscale binds no node), or MemAvailable; -1 unknown
+ */
 static long avail_kb(const struct backing *b)
 {
-	long f, r;
+	long f;
 
 	if (!b->pool_kb)
-		return meminfo_kb("MemAvailable");
-	f = pool_pages(b->pool_kb, "free_hugepages");
-	r = pool_pages(b->pool_kb, "resv_hugepages");
-	return f < 0 || r < 0 ? -1 : (f - r) * (long)b->pool_kb;
+		return host_meminfo_kb(NULL, "MemAvailable");
+	f = host_pool_free(NULL, b->pool_kb, -1);
+	return f < 0 ? -1 : f * (long)b->pool_kb;
 }
 
 /*

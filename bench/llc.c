@@ -10,40 +10,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hostfacts.h"
 #include "llc.h"
 #include "numa.h"
+#include "size.h"
 
 /* the first line of dir/name, newline stripped; 0, or -1 */
 static int read_line(const char *dir, const char *name, char *buf, size_t n)
 {
 	char path[700];	/* a struct llc path and a name */
-	FILE *f;
-	int ok;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	ok = fgets(buf, n, f) != NULL;
-	fclose(f);
-	buf[strcspn(buf, "\n")] = 0;
-	return ok ? 0 : -1;
-}
-
-/* sysfs writes sizes as "32768K"; a plain number is bytes */
-static unsigned long long parse_cache_size(const char *s)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-
-	if (end == s)
-		return 0;
-	switch (*end) {
-	case 'K': return v << 10;
-	case 'M': return v << 20;
-	case 'G': return v << 30;
-	default: return v;
-	}
+	return host_read_line(path, buf, n);
 }
 
 /* one cache index directory: its level and size when it holds data */
@@ -60,8 +38,8 @@ static void consider(const char *dir, struct llc *l)
 	if (strcmp(type, "Unified") && strcmp(type, "Data"))
 		return;			/* instruction caches do not count */
 	lv = atoi(level);
-	bytes = parse_cache_size(size);
-	if (bytes && lv > l->level) {
+	/* sysfs writes sizes as "32768K" */
+	if (!size_parse(size, &bytes) && bytes && lv > l->level) {
 		l->level = lv;
 		l->bytes = bytes;
 		l->source = "sysfs";

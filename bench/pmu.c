@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hostfacts.h"
 #include "pmu.h"
 #include "tlbcpuid.h"
 
@@ -211,20 +212,10 @@ static int pmu_file(const char *root, const char *pmu, const char *file,
 		    char *buf, size_t n)
 {
 	char path[512];
-	FILE *f;
-	int ok;
 
 	snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s/%s",
 		 root, pmu, file);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	ok = fgets(buf, n, f) != NULL;
-	fclose(f);
-	if (!ok)
-		return -1;
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
+	return host_read_line(path, buf, n);
 }
 
 int pmu_parse_cpulist(const char *s, cpu_set_t *set)

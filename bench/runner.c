@@ -17,8 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hostfacts.h"
 #include "numa.h"
 #include "runner.h"
+#include "size.h"
 
 #define MAX_OPTS 32
 
@@ -380,33 +382,6 @@ const struct bench_opt runner_opts[] = {
 	{ 0 },
 };
 
-/* "4096", "64K", "1.5M", "1G" -> *v; 0, or -1 when s is not one */
-static int parse_size(const char *s, unsigned long long *v)
-{
-	char *end;
-	double d;
-
-	errno = 0;
-	d = strtod(s, &end);
-	if (end == s || errno || d < 0)
-		return -1;
-	switch (*end) {
-	case 'G': case 'g':
-		d *= 1024;
-		/* fall through */
-	case 'M': case 'm':
-		d *= 1024;
-		/* fall through */
-	case 'K': case 'k':
-		d *= 1024;
-		end++;
-	}
-	if (*end || d >= 18e18)
-		return -1;
-	*v = (unsigned long long)d;
-	return 0;
-}
-
 static int parse_int(const char *s, long long *v)
 {
 	char *end;
@@ -438,7 +413,7 @@ static int opt_set(const struct bench_opt *op, const char *val, char *why,
 	switch (op->kind) {
 	case OPT_SIZE:
 	case OPT_COUNT:
-		if (parse_size(val, &u) || (long long)u < op->min)
+		if (size_parse(val, &u) || (long long)u < op->min)
 			break;
 		if (op->kind == OPT_SIZE)
 			*(size_t *)op->dst = u;
@@ -583,7 +558,7 @@ static void parse_sizes(struct run_opts *o, const char *list)
 			die_usage("--sizes: '%s' has an empty item (two commas "
 				  "in a row, or one at either end): list sizes "
 				  "as 16K,1M", list);
-		if (parse_size(t, &v))
+		if (size_parse(t, &v))
 			die_usage("--sizes: '%s' is not a size: give a positive "
 				  "number of bytes, optionally with a K, M or G "
 				  "suffix (e.g. 64K, 6M, 1G)", t);
@@ -925,57 +900,28 @@ static void select_backings(struct counters *c)
 
 /* -- interleaving: the order and whether the backings fit at once --------- */
 
-static long read_pool(const char *dir, unsigned long kb, const char *file)
-{
-	char path[160];
-	long v = 0;
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "%s/hugepages-%lukB/%s", dir, kb, file);
-	fp = fopen(path, "r");
-	if (!fp || fscanf(fp, "%ld", &v) != 1)
-		v = 0;
-	if (fp)
-		fclose(fp);
-	return v;
-}
-
 /*
- * Free pages of the hugetlb pool of kb kB pages, less those reserved; on
- * the node the mappings are bound to (--numa local), where they must come
- * from, when fewer are free there.
+ * Pages of the hugetlb pool of kb kB pages a mapping can take: free less
+ * reserved, and on the node the mappings are bound to (--numa local),
+ * where they must come from, when fewer are free there; -1 unknown.
  */
 static long pool_free(unsigned long kb)
 {
-	const char *all = "/sys/kernel/mm/hugepages";
-	long v = read_pool(all, kb, "free_hugepages") -
-		 read_pool(all, kb, "resv_hugepages");
-	char node[64];
-
-	if (!numa_mode && numa_node >= 0) {
-		snprintf(node, sizeof(node), "/sys/devices/system/node/node%d/"
-			 "hugepages", numa_node);
-		if (read_pool(node, kb, "free_hugepages") < v)
-			v = read_pool(node, kb, "free_hugepages");
-	}
-	return v;
+	return host_pool_free(NULL, kb, numa_mode ? -1 : numa_node);
 }
 
-/* 3/4 of MemAvailable: what the mappings of one size may take at once */
+/*
+ * 3/4 of MemAvailable: what the mappings of one size may take at once;
+ * none when it cannot be read (so nothing is interleaved on a guess)
+ */
 static size_t mem_budget(void)
 {
-	char line[128];
-	unsigned long long kb = 0;
-	FILE *f = fopen("/proc/meminfo", "r");
+	long kb;
 
 	if (opts.mem_budget)
 		return opts.mem_budget;
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kb * 1024 / 4 * 3;
+	kb = host_meminfo_kb(NULL, "MemAvailable");
+	return kb < 0 ? 0 : (size_t)kb * 1024 / 4 * 3;
 }
 
 /*
@@ -1008,8 +954,11 @@ static int all_fit(size_t wss, char *why, size_t n)
 	for (k = 0; pool_kb[k]; k++)
 		if (need[k] > pool_free(pool_kb[k]))
 			return snprintf(why, n, "the backings need %ld %lu kB "
-					"huge pages at once, %ld are free", need[k],
-					pool_kb[k], pool_free(pool_kb[k])), -1;
+					"huge pages at once, %ld are free%s",
+					need[k], pool_kb[k],
+					pool_free(pool_kb[k]),
+					pool_free(pool_kb[k]) < 0 ? " (-1: its "
+					"sysfs files are missing)" : ""), -1;
 	if (bytes > budget)
 		return snprintf(why, n, "the backings need %zu MB outside the "
 				"hugetlb pools at once, over the budget of %zu "

@@ -14,8 +14,9 @@
  *       none                anonymous, MADV_NOHUGEPAGE: 4 KB pages whatever
  *                           the THP setting, the baseline with the same
  *                           interposition
- *   HUGEPRELOAD_MIN = bytes (K, M, G suffixes; default 1M): smaller
- *       requests are left alone.
+ *   HUGEPRELOAD_MIN = a size (bench/size.h: bytes, K, M or G in either
+ *       case, a fraction allowed; default 1M): smaller requests are left
+ *       alone.
  *
  * What is covered.  glibc's malloc gets its big chunks from an internal
  * mmap that LD_PRELOAD cannot reach (checked on Debian 12's glibc 2.36: a
@@ -68,6 +69,15 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+/*
+ * The suite's one size parser, linked in (realprog.mk): hidden, so that
+ * this library exports only what it interposes and never size_parse to
+ * the program it is loaded into.
+ */
+#pragma GCC visibility push(hidden)
+#include "size.h"
+#pragma GCC visibility pop
 
 #ifndef MAP_HUGE_SHIFT
 #define MAP_HUGE_SHIFT 26
@@ -159,27 +169,6 @@ static size_t round_up(size_t n, size_t to)
 	return (n + to - 1) / to * to;
 }
 
-/* "64M" and the like; 0 on success */
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	switch (*end) {
-	case 'G': case 'g': v <<= 30; end++; break;
-	case 'M': case 'm': v <<= 20; end++; break;
-	case 'K': case 'k': v <<= 10; end++; break;
-	}
-	if (*end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /*
  * Calls fn on each line of a /proc file, read without stdio (which would
  * allocate, from inside malloc); stops when fn returns nonzero.
@@ -222,7 +211,7 @@ static int meminfo_line(const char *line, void *arg)
 static size_t mount_page(const char *opts, size_t dflt)
 {
 	const char *p = strstr(opts, "pagesize=");
-	size_t v;
+	unsigned long long v;
 	char num[32];
 	int i;
 
@@ -232,7 +221,7 @@ static size_t mount_page(const char *opts, size_t dflt)
 	for (i = 0; i < 31 && p[i] && p[i] != ','; i++)
 		num[i] = p[i];
 	num[i] = 0;
-	return parse_size(num, &v) ? 0 : v;
+	return size_parse(num, &v) ? 0 : v;
 }
 
 static int mounts_line(const char *line, void *arg)
@@ -312,6 +301,7 @@ static void init(void)
 {
 	const char *b = getenv("HUGEPRELOAD_BACKING");
 	const char *m = getenv("HUGEPRELOAD_MIN");
+	unsigned long long min = 1UL << 20;
 	size_t dflt = 0;
 
 	if (!b || !*b)
@@ -324,12 +314,10 @@ static void init(void)
 		die("the kernel has no huge pages (no Hugepagesize in "
 		    "/proc/meminfo)");
 	check_backing(dflt << 10);
-	cfg.min = 1UL << 20;
-	if (m && parse_size(m, &cfg.min))
+	if (m && size_parse(m, &min))
 		die("HUGEPRELOAD_MIN is not a size: give bytes, optionally "
 		    "with K, M or G (e.g. 1M)");
-	if (!cfg.min)
-		cfg.min = 1;
+	cfg.min = min ? min : 1;
 }
 
 static void ready(void)

@@ -57,6 +57,7 @@
 
 #include "backing.h"
 #include "realprog/backings.h"
+#include "size.h"
 
 #define COLUMNS "backing,rep,page_kb,huge_pct,wall_s,user_s,sys_s,minflt," \
 		"majflt,maxrss_kb,big_kb,resident_kb,huge_kb,fallback," \
@@ -582,22 +583,17 @@ static void usage(void)
 	exit(2);
 }
 
+/* a --corpus size (size.h's rule) of at least 4096 bytes; exits if none */
 static size_t parse_size(const char *s)
 {
-	char *end;
-	double v = strtod(s, &end);
+	unsigned long long v;
 
-	switch (*end) {
-	case 'G': v *= 1 << 30; end++; break;
-	case 'M': v *= 1 << 20; end++; break;
-	case 'K': v *= 1 << 10; end++; break;
-	}
-	if (*end || v < 4096) {
+	if (size_parse(s, &v) || v < 4096) {
 		fprintf(stderr, "realprog: bad size '%s': give at least 4096 "
 			"bytes, optionally with K, M or G\n", s);
 		exit(2);
 	}
-	return (size_t)v;
+	return v;
 }
 
 /* --cpu, or the last CPU this process may run on; exits if not allowed */

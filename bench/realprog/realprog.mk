@@ -14,13 +14,19 @@ REALPROG := $(BENCH_DIR)/realprog
 
 # The library is loaded into Debian's dynamically linked programs: built
 # against this system's glibc, the one the guest's initramfs copies too.
-$(PRELOAD_SO): bench/realprog/hugepreload.c bench/realprog/realprog.mk | $(BENCH_DIR)
-	$(BENCH_CC) -shared -fPIC -O2 -Wall -Wextra -g -o $@ $< -ldl
+# It links the suite's size parser (bench/size.c: no allocation, no stdio,
+# so callable from inside malloc), not the rest of the bench library.
+$(PRELOAD_SO): bench/realprog/hugepreload.c bench/size.c bench/size.h \
+		bench/realprog/realprog.mk | $(BENCH_DIR)
+	$(BENCH_CC) -shared -fPIC -O2 -Wall -Wextra -g -Ibench -o $@ $< \
+		bench/size.c -ldl
 
 # the backings are the contract's: it links their table and checks
+REALPROG_LIB := bench/backing.c bench/hostfacts.c bench/size.c
 $(REALPROG): bench/realprog/realprog.c bench/realprog/backings.h \
-		bench/backing.c bench/backing.h bench/realprog/realprog.mk | $(BENCH_DIR)
-	$(BENCH_CC) $(BENCH_CFLAGS) -Ibench -o $@ $< bench/backing.c
+		$(REALPROG_LIB) $(REALPROG_LIB:.c=.h) bench/realprog/realprog.mk \
+		| $(BENCH_DIR)
+	$(BENCH_CC) $(BENCH_CFLAGS) -Ibench -o $@ $< $(REALPROG_LIB)
 
 .PHONY: bench-realprog-native
 bench-realprog-native: $(PRELOAD_SO) $(REALPROG)
