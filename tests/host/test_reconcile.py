@@ -155,6 +155,19 @@ class ReconcileTest(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("%04d.patch does not apply" % self.n, r.stderr)
 
+    def test_a_file_written_that_the_headers_do_not_name_is_refused(self):
+        # A context diff: patch(1) applies it, touched_paths reads no
+        # unified header in it, so the tree would get a file the
+        # reconcile does not track (and never removes again).
+        ctx = ("*** /dev/null\n--- b/mm/new.c\n***************\n*** 0 ****\n"
+               "--- 1 ----\n+ int n;\n")
+        self.assertEqual(reconcile.touched_paths(ctx), set())
+        r = self.run_script(self.patch(ctx))
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("%04d.patch changed mm/new.c, which its headers do not "
+                      "name" % self.n, r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tree, "mm", "new.c")))
+
     def test_dashes_in_a_hunk_are_not_a_file_header(self):
         # Removing "-- a line..." shows as "--- a line...": still hunk body.
         text = diff("docs/x.txt", PRISTINE["docs/x.txt"], "more\n")
