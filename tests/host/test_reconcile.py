@@ -168,6 +168,19 @@ class ReconcileTest(unittest.TestCase):
                       "name" % self.n, r.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.tree, "mm", "new.c")))
 
+    def test_a_mode_change_alone_is_applied(self):
+        # git's "old mode / new mode" with no hunk: the content is the
+        # same, only the permission bits tell the trees apart
+        self.write(self.pristine, "scripts/x.sh", "echo x\n")
+        self.write(self.tree, "scripts/x.sh", "echo x\n")
+        text = ("diff --git a/scripts/x.sh b/scripts/x.sh\nold mode 100644\n"
+                "new mode 100755\n--- a/scripts/x.sh\n+++ b/scripts/x.sh\n"
+                "@@ -1 +1 @@\n-echo x\n+echo x\n")
+        p1 = self.patch(text)
+        self.assertEqual(self.reconcile(p1), ["scripts/x.sh"])
+        self.assertTrue(os.stat(os.path.join(self.tree, "scripts", "x.sh")).st_mode & 0o100)
+        self.assert_equals_fresh_apply(p1)
+
     def test_dashes_in_a_hunk_are_not_a_file_header(self):
         # Removing "-- a line..." shows as "--- a line...": still hunk body.
         text = diff("docs/x.txt", PRISTINE["docs/x.txt"], "more\n")

@@ -197,6 +197,24 @@ class SeriesRoundTrip(unittest.TestCase):
         with open(path) as f:
             self.assertNotIn("uncommitted", f.read())
 
+    def test_an_untracked_new_file_is_uncommitted_work(self):
+        # a new file the developer has not added yet: export would write
+        # the series without it, and tree would throw it away
+        self.series("tree")
+        with open(os.path.join(self.tree, "mm", "new_part.c"), "w") as f:
+            f.write("int new_part;\n")
+        for cmd in ("export", "tree"):
+            r = self.series(cmd, ok=False)
+            self.assertEqual(r.returncode, 1, (cmd, r.stdout + r.stderr))
+            self.assertIn("uncommitted work (1 paths, e.g. mm/new_part.c)", r.stderr)
+
+    def test_a_series_without_its_cover_letter_is_refused(self):
+        for cover in glob.glob(os.path.join(self.kernel, "patches", "0000-*.patch")):
+            os.unlink(cover)
+        r = self.series("tree", ok=False)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("needs one 0000-*.patch cover letter, has 0", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
