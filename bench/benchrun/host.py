@@ -48,9 +48,10 @@ def qemu_version(arch="x86_64"):
         return None
 
 
-def mem_available():
+def mem_available(root="/"):
+    """MemAvailable in bytes (/proc/meminfo says kB); None where unread."""
     try:
-        with open("/proc/meminfo") as f:
+        with open(os.path.join(root, "proc", "meminfo")) as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024

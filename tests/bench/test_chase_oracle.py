@@ -310,6 +310,8 @@ class RunPyOracle(unittest.TestCase):
         self.assertEqual((o["devzero"]["oracle_ns_min"],
                           o["devzero"]["oracle_ns_max"],
                           o["devzero"]["oracle_runs"]), (100, 130, 3))
+        # the ratio is against the oracle's least: 140 / 100, 92 / 100
+        self.assertEqual((o["devzero"]["ratio"], o["thp"]["ratio"]), (1.4, 0.92))
         self.assertTrue(o["devzero"]["agree"] and o["thp"]["agree"])
         # each attempt is judged on its own runs: 100 then 140 together
         # would take 125, either alone does not, so a retry cannot widen

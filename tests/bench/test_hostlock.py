@@ -6,6 +6,7 @@ Without it, run A raises the pool from 10 to 18 pages, run B (which read
 18) raises it to 26, A restores 10 while B still runs on its pages, and B
 restores 18: B lost its pages mid-run and the host is left with 8 pages
 it never had."""
+import fcntl
 import json
 import os
 import subprocess
@@ -15,6 +16,7 @@ import time
 import unittest
 
 from common import ROOT
+from hostlock import HostLock, _parent  # noqa: E402
 
 # One run's use of the pools: hold, raise by its own 8 pages, run a while,
 # look at the pool, restore.  Prints when it ran and what it saw.
@@ -32,6 +34,30 @@ saw = pools.read(2048)
 end = time.time()
 pools.restore()
 print(json.dumps({"start": start, "end": end, "saw": saw, "want": want}))
+"""
+
+
+# A holder of the process's shared lock that starts CHILD and prints, as
+# JSON, the first line CHILD writes on stderr ("" when it writes none
+# before it ends); then it stops CHILD.
+HOLDER = """
+import json, os, subprocess, sys
+sys.path.insert(0, %(bench)r)
+from hostlock import HOST_LOCK
+HOST_LOCK.acquire("parent")
+child = subprocess.Popen([sys.executable, "-c", %(child)r],
+                         env=dict(os.environ, **%(env)r),
+                         stderr=subprocess.PIPE, text=True)
+first = child.stderr.readline()
+child.kill()
+child.wait()
+print(json.dumps(first))
+"""
+CHILD = """
+import sys
+sys.path.insert(0, %(bench)r)
+from hostlock import HOST_LOCK, HostLock
+%(lock)s.acquire("child")
 """
 
 
@@ -95,6 +121,73 @@ class TwoRunsAtOnce(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn("waiting", r.stderr)
         self.assertEqual(nr_pages(self.sysfmt), 10)
+
+    def test_a_run_started_further_down_does_not_wait_for_it(self):
+        # make test starting the bench suite starting bench/run.py: the
+        # holder is a grandparent, found through /proc/PID/stat's ppid
+        self.assertEqual(_parent(os.getpid()), os.getppid())
+        run = RUN % {"bench": os.path.join(ROOT, "bench"), "sysfmt": self.sysfmt}
+        middle = ("import subprocess, sys\n"
+                  "sys.exit(subprocess.run([sys.executable, '-c', %r]).returncode)\n"
+                  % run)
+        code = ("import subprocess, sys\n"
+                "sys.path.insert(0, %r)\n"
+                "from hostlock import HOST_LOCK\n"
+                "HOST_LOCK.acquire('parent')\n"
+                "sys.exit(subprocess.run([sys.executable, '-c', %r]).returncode)\n"
+                % (os.path.join(ROOT, "bench"), middle))
+        r = subprocess.run([sys.executable, "-c", code], env=self.env, capture_output=True,
+                           text=True, timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("waiting", r.stderr)
+        self.assertEqual(nr_pages(self.sysfmt), 10)
+
+    def first_line_of_child(self, lock, env):
+        code = HOLDER % {"bench": os.path.join(ROOT, "bench"), "env": env,
+                         "child": CHILD % {"bench": os.path.join(ROOT, "bench"),
+                                           "lock": lock}}
+        r = subprocess.run([sys.executable, "-c", code], env=self.env, capture_output=True,
+                           text=True, timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
+    def test_a_child_waits_for_a_lock_its_parent_does_not_hold(self):
+        # the parent holds the shared lock of this path: a private lock
+        # of the same path is not handed down, the child waits for it
+        path = self.env["HUGETLB_HOST_LOCK"]
+        self.assertIn("child: waiting for the host's hugetlb/THP settings: pid ",
+                      self.first_line_of_child("HostLock(%r)" % path, {}))
+        # the child's shared lock is another path (its HUGETLB_HOST_LOCK),
+        # which the test holds: the parent's is no excuse not to wait
+        other = os.path.join(self.tmp.name, "other")
+        gate = HostLock(other)
+        gate.acquire("test_hostlock")
+        self.addCleanup(gate.release)
+        self.assertIn("child: waiting for the host's hugetlb/THP settings: pid %d"
+                      % os.getpid(), self.first_line_of_child(
+                          "HOST_LOCK", {"HUGETLB_HOST_LOCK": other}))
+
+    def test_nested_acquires_hold_the_lock_until_the_last_release(self):
+        path = os.path.join(self.tmp.name, "nested")
+        lock = HostLock(path)
+
+        def taken():
+            fd = os.open(path, os.O_RDWR)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return False
+            except BlockingIOError:
+                return True
+            finally:
+                os.close(fd)
+        lock.acquire("test_hostlock")
+        lock.acquire("test_hostlock")
+        lock.release()
+        self.assertTrue(taken())
+        lock.release()
+        self.assertFalse(taken())
+        lock.release()          # one too many: nothing
+        self.assertFalse(taken())
 
     def test_a_private_lock_leaves_the_shared_one_to_the_children(self):
         # A test's own lock (another path), taken and given back while the

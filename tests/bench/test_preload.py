@@ -330,10 +330,29 @@ be = os.environ.get("HUGEPRELOAD_BACKING", "off")
 sys.stdout.write(os.environ.get("FAKE_OUT_" + be, "same"))
 """
 
-    def fake_driver(self, backings, env=None, *extra):
+    # Another stand-in, on 4 kB pages and 2 MB ones at once: 36 MB of
+    # 4 kB pages (MADV_NOHUGEPAGE), touched first, then 28 MB touched of a
+    # 32 MB MAP_HUGETLB mapping.  Huge pages hold 28 / 64 of what it
+    # touched (a little less: the interpreter's own arenas count too).
+    FAKE_MIXED = """#!/usr/bin/python3
+import mmap, sys, time
+sys.stdin.buffer.read()
+private = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+small = mmap.mmap(-1, 36 << 20, flags=private)
+small.madvise(mmap.MADV_NOHUGEPAGE)
+for i in range(0, len(small), 4096):
+    small[i] = 1
+huge = mmap.mmap(-1, 32 << 20, flags=private | 0x40000)     # MAP_HUGETLB
+for i in range(0, 28 << 20, 2 << 20):
+    huge[i] = 1
+time.sleep(0.4)
+sys.stdout.write("same")
+"""
+
+    def fake_driver(self, backings, env=None, *extra, program=None):
         xz = os.path.join(self.tmp.name, "fake-xz")
         with open(xz, "w") as f:
-            f.write(self.FAKE_XZ)
+            f.write(program or self.FAKE_XZ)
         os.chmod(xz, 0o755)
         p = subprocess.run([REALPROG, "--corpus", "4K", "--reps", "2",
                             "--backings", backings, "--dir", self.tmp.name,
@@ -384,9 +403,34 @@ sys.stdout.write(os.environ.get("FAKE_OUT_" + be, "same"))
             self.assertGreaterEqual(int(r["samples"]), 5, r)
             self.assertEqual(r["page_agree"], r["samples"], r)
             self.assertEqual((r["page_kb"], r["valid"]), ("4", "1"), r)
+        # each repetition starts one backing further
+        self.assertEqual([(r["backing"], r["rep"]) for r in rows],
+                         [("off", "1"), ("none", "1"), ("none", "2"), ("off", "2")])
         p, rows = self.fake_driver("off", {}, "--cpu", "0")
         self.assertEqual({r["cpu"] for r in rows}, {"0"})
         self.assertEqual(p.stdout.count("xz stderr: cpus 0\n"), 2)
+
+    def test_realprog_page_shares(self):
+        """What a run touched, and the share of it in huge pages, from
+        smaps: 28 MB of 2 MB pages beside 36 MB of 4 kB ones is under
+        half, so the run is on 4 kB pages (every sample says so), and
+        huge_pct is the share of resident memory, not of the mappings'
+        sizes (4 MB of the huge mapping is never touched)."""
+        self.need_pool()
+        p, rows = self.fake_driver("off", program=self.FAKE_MIXED)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(len(rows), 2)
+        for r in rows:
+            huge, res, big = (int(r[k]) for k in ("huge_kb", "resident_kb",
+                                                  "big_kb"))
+            self.assertEqual(huge, 28 << 10, r)
+            self.assertGreaterEqual(res, (36 + 28) << 10, r)
+            self.assertGreaterEqual(big, res + (4 << 10), r)
+            self.assertAlmostEqual(float(r["huge_pct"]), 100.0 * huge / res,
+                                   delta=0.051, msg=r)
+            self.assertTrue(33.4 < float(r["huge_pct"]) < 100.0 * 28 / 64 + 0.05, r)
+            self.assertEqual((r["page_kb"], r["valid"]), ("4", "1"), r)
+            self.assertEqual(r["page_agree"], r["samples"], r)
 
     def test_realprog_pages_changing_mid_run_excluded(self):
         """Pages that change during the run (4 kB, then 2 MB) are seen by

@@ -63,6 +63,20 @@ class TestResults(unittest.TestCase):
         cols = self.read("chase.csv").splitlines()[0].split(",")
         self.assertEqual(cols, CHASE_COLS)
 
+    def test_a_changed_header_is_refused(self):
+        # a benchmark run in two invocations sends its header twice: the
+        # same one appends to the CSV, another layout stops the run
+        self.res.handle("@header chase " + CHASE_HDR)
+        self.res.handle("@row chase " + chase_row("devzero", 4, 4096, 1.5))
+        self.assertIsNone(self.res.handle("@header chase " + CHASE_HDR))
+        self.res.handle("@row chase " + chase_row("thp", 2048, 4096, 1.4))
+        swapped = CHASE_COLS[1:] + CHASE_COLS[:1]
+        with self.assertRaisesRegex(ValueError, "chase: header changed"):
+            self.res.handle("@header chase " + ",".join(swapped))
+        self.assertEqual(self.read("chase.csv").splitlines(),
+                         [CHASE_HDR, chase_row("devzero", 4, 4096, 1.5),
+                          chase_row("thp", 2048, 4096, 1.4)])
+
     def test_malformed_row_is_refused_and_recorded(self):
         self.res.handle("@header chase " + CHASE_HDR)
         out = self.res.handle("@row chase devzero,4")
@@ -101,6 +115,13 @@ class TestResults(unittest.TestCase):
         self.assertEqual(res.meta["series_id"], "v3")
         self.assertEqual(res.meta["kernel"], "6.12.0")
         self.assertTrue(res.meta["qemu"]["icount"])
+        # a guest that says icount "0" ran without it: timed by TCG
+        res = run.Results(self.dir, "g2", {"mode": "guest", "qemu": {
+            "version": "x", "accel": None, "icount": None}})
+        res.handle('@meta env {"kernel": "6.12.0", "cpu": "QEMU", '
+                   '"series_id": "v3", "accel": "tcg", "icount": "0"}')
+        self.assertEqual(res.meta["timing_source"], "tcg")
+        self.assertIs(res.meta["qemu"]["icount"], False)
 
     def test_method_meta(self):
         self.res.handle('@meta method {"bench": "chase", "warmup": 1, '
@@ -188,6 +209,12 @@ class TestProfilesAndPools(unittest.TestCase):
                                     mem_available=4 << 30)["max_bytes"],
                         4 << 30)
 
+    def test_size_suffixes_are_binary(self):
+        # --sizes 64K is 64 KiB of working set, as the binaries read it
+        self.assertEqual([run.size_bytes(x) for x in
+                          ("64K", "64k", "1.5M", "2G", "4096", 8192)],
+                         [65536, 65536, 3 << 19, 2 << 30, 4096, 8192])
+
     def test_pools_restored(self):
         with tempfile.TemporaryDirectory() as d:
             fmt = os.path.join(d, "pool-%d")
@@ -257,6 +284,20 @@ class TestOrder(unittest.TestCase):
             got = sum((a[a.index("--backings") + 1].split(",")
                        for b, a in runs if b == bench), [])
             self.assertEqual(sorted(got), sorted(names))
+
+    def test_backings_given_run_in_table_order(self):
+        # --backings names a set: the first round's order is the
+        # contract's table order rotated, whatever the order typed
+        c = contract.load()
+        table = [b for b in c.backing_names() if b in ("devzero", "thp", "memfd")]
+        self.assertEqual(table, ["devzero", "thp", "memfd"])
+        args = run.parse_args(["--mode", "native", "--backings",
+                               "memfd,devzero,thp"], c)
+        p = run.profile("tiny", "native", c=c)
+        runs = run.invocations(p, args, "skylake", ["chase", "stream"], c)
+        self.assertEqual([(b, a[a.index("--backings") + 1]) for b, a in runs],
+                         [("chase", "devzero,thp,memfd"),
+                          ("stream", "thp,memfd,devzero")])
 
     def test_unknown_backing_is_a_usage_error_naming_the_known(self):
         c = contract.load()
@@ -356,6 +397,14 @@ class TestMachineState(unittest.TestCase):
         for key in ("thp_mthp", "kpti", "numa_balancing"):
             self.assertIsNone(st[key], key)
         self.assertIs(st["la57"], False)
+
+    def test_memory_available_in_bytes(self):
+        # /proc/meminfo counts kB: 8 GiB available is 8388608 kB
+        root = self.fake_root({"proc/meminfo": "MemTotal:       16777216 kB\n"
+                                               "MemFree:         1048576 kB\n"
+                                               "MemAvailable:    8388608 kB"})
+        self.assertEqual(run.mem_available(root), 8 << 30)
+        self.assertIsNone(run.mem_available(self.fake_root({})))
 
     def test_not_affected_by_meltdown_is_no_kpti(self):
         cpu = "sys/devices/system/cpu/"

@@ -15,6 +15,7 @@ from unittest import mock
 from common import contract
 
 import benchrun as run  # noqa: E402
+from hostlock import HOST_LOCK  # noqa: E402
 MB = 1 << 20
 
 
@@ -108,6 +109,33 @@ class PoolDecisions(unittest.TestCase):
         pools.restore()
         self.assertEqual((fake.nr(2048), fake.nr(1048576)), (0, 0))
 
+    def test_a_pool_that_holds_enough_is_not_written(self):
+        # as an unprivileged user on a host whose pool is already sized:
+        # nothing to write, nothing to restore, the lock given back
+        fake = FakePools(self, {2048: 10}, {2048: 10})
+        pools = fake.pools()
+        pools._write = mock.Mock(side_effect=PermissionError(13, "denied"))
+        depth = HOST_LOCK.depth
+        with mock.patch("sys.stdout"), mock.patch("sys.stderr") as err:
+            self.assertEqual(pools.raise_to(2048, 10), 10)
+            self.assertEqual(pools.raise_to(2048, 4), 10)
+            pools.restore()
+        pools._write.assert_not_called()
+        err.write.assert_not_called()
+        self.assertEqual(pools.saved, {})
+        self.assertEqual(HOST_LOCK.depth, depth)
+        self.assertEqual(fake.nr(2048), 10)
+
+    def test_raised_twice_restores_the_hosts_size(self):
+        # the suite raises the pool, then a test raises it further: the
+        # restore puts back what the host had before either
+        fake = FakePools(self, {2048: 3}, {2048: 3})
+        pools = fake.pools()
+        self.assertEqual(pools.raise_to(2048, 20), 20)
+        self.assertEqual(pools.raise_to(2048, 50), 50)
+        pools.restore()
+        self.assertEqual(fake.nr(2048), 3)
+
     def test_guest_ram_comes_on_top_of_pages_lent_out(self):
         # 10 pages, 4 free: 6 are someone else's; 1024 MB of guest RAM
         # need 512 more, so the pool goes to 518
@@ -149,6 +177,67 @@ class PoolDecisions(unittest.TestCase):
         self.assertEqual(run.check_exits(res, ["chase", "fault"], 0), 0)
         self.assertEqual(run.check_exits(res, ["chase", "fault", "stream"], 0), 2)
         self.assertIn("no exit status from: stream", res.meta["errors"])
+
+
+class GuestRun(unittest.TestCase):
+    """The run-qemu.sh command of a guest run, and what its exit status
+    leaves in meta.json (run-qemu.sh is not started)."""
+
+    def setUp(self):
+        self.c = contract.load()
+        self.args = run.parse_args(["--mode", "guest", "--profile", "tiny"],
+                                   self.c)
+        self.p = run.profile("tiny", "guest", c=self.c)
+
+    def command(self, benches):
+        return run.guest_command(self.p, self.args, run.invocations(
+            self.p, self.args, "auto", benches, self.c), self.c)
+
+    def option(self, cmd, name):
+        """The value after name in cmd, before its "--"; None if absent."""
+        head = cmd[:cmd.index("--")]
+        return head[head.index(name) + 1] if name in head else None
+
+    def test_pool_sizes_of_zero_are_passed(self):
+        # run-qemu.sh's own default 2 MB pool would take guest memory the
+        # run does not use; an empty 1 GB pool is its default already
+        self.p.update(hugepages=0, hugepages_1g=0)
+        cmd = self.command(["streamk"])
+        self.assertEqual(self.option(cmd, "--hugepages"), "0")
+        self.assertIsNone(self.option(cmd, "--hugepages-1g"))
+        self.p.update(hugepages=40, hugepages_1g=2)
+        cmd = self.command(["streamk"])
+        self.assertEqual((self.option(cmd, "--hugepages"),
+                          self.option(cmd, "--hugepages-1g")), ("40", "2"))
+
+    def test_tasks_in_parallel_get_the_profiles_vcpus(self):
+        self.assertGreater(self.p["smp"], 1)
+        self.assertEqual(self.option(self.command(["streamk", "faultscale"]),
+                                     "--smp"), str(self.p["smp"]))
+        self.assertIsNone(self.option(self.command(["streamk"]), "--smp"))
+
+    def test_run_qemu_failures_are_errors_of_the_run(self):
+        for name in ("NOPOOL", "HOSTPAGES", "CLOCK", "TIMEOUT", "SPLAT",
+                     "NOSTATUS"):
+            code, why = contract.QEMU_EXIT[name]
+            res = mock.Mock(meta={"errors": []})
+            with mock.patch.object(run.guest, "guest_ram_on_host_pool",
+                                   lambda cmd: (0, 0)), \
+                    mock.patch.object(run.guest, "stream_lines",
+                                      lambda *a, **k: code), \
+                    mock.patch("sys.stderr"):
+                self.assertEqual(run.run_guest(res, ["run-qemu.sh"], None), code)
+            self.assertEqual(res.meta["errors"], ["run-qemu.sh: " + why], name)
+        # 2 is also a status of the guest's own command, which run-qemu.sh
+        # passes on (check_exits judges the benchmarks); 0 is no failure
+        for code in (0, contract.QEMU_EXIT["USAGE"][0]):
+            res = mock.Mock(meta={"errors": []})
+            with mock.patch.object(run.guest, "guest_ram_on_host_pool",
+                                   lambda cmd: (0, 0)), \
+                    mock.patch.object(run.guest, "stream_lines",
+                                      lambda *a, **k: code):
+                self.assertEqual(run.run_guest(res, ["run-qemu.sh"], None), code)
+            self.assertEqual(res.meta["errors"], [], code)
 
 
 class Signals(unittest.TestCase):

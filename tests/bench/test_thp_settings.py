@@ -18,6 +18,7 @@ from unittest import mock
 from common import contract, promised_kb, thp_shortfall
 
 import benchrun as run  # noqa: E402
+from hostlock import HOST_LOCK  # noqa: E402
 THP = "sys/kernel/mm/transparent_hugepage"
 OFF = {"enabled": "always madvise [never]",
        "defrag": "always [defer] defer+madvise madvise never",
@@ -92,6 +93,50 @@ class TestThpSettings(unittest.TestCase):
         thp = run.ThpSettings(root)
         self.assertEqual(thp.apply(), {"enabled": None, "defrag": None})
         self.assertIsNone(run.machine_state(root)["thp_khugepaged"])
+
+
+class TestRestore(unittest.TestCase):
+    """restore() (bench/benchrun/base.py, shared with the pools): what it
+    put back it forgets, and it gives the host-state lock back only when
+    everything is back."""
+
+    def test_a_failed_restore_keeps_the_lock_until_it_succeeds(self):
+        root = fake_root(self, OFF)
+        depth = HOST_LOCK.depth
+        thp = run.ThpSettings(root)
+        thp.apply()
+        self.assertEqual(HOST_LOCK.depth, depth + 1)
+        # enabled cannot be written back (here: a directory in its place)
+        path = os.path.join(root, THP, "enabled")
+        os.rename(path, path + ".away")
+        os.mkdir(path)
+        with mock.patch("sys.stderr") as err:
+            thp.restore()
+        said = "".join(a[0][0] for a in err.write.call_args_list)
+        self.assertIn("RESTORE FAILED for THP enabled (want never)", said)
+        self.assertEqual(knob(root, "defrag"), "defer")
+        self.assertEqual(thp.saved, {"enabled": "never"})
+        self.assertEqual(HOST_LOCK.depth, depth + 1)
+        os.rmdir(path)
+        os.rename(path + ".away", path)
+        thp.restore()
+        self.assertEqual(knob(root, "enabled"), "never")
+        self.assertEqual(HOST_LOCK.depth, depth)
+
+    def test_a_second_restore_leaves_what_others_set_since(self):
+        root = fake_root(self, OFF)
+        depth = HOST_LOCK.depth
+        thp = run.ThpSettings(root)
+        thp.apply()
+        thp.restore()
+        self.assertEqual(thp.saved, {})
+        self.assertEqual(HOST_LOCK.depth, depth)
+        # another run, holding the lock now, sets its own value
+        with open(os.path.join(root, THP, "enabled"), "w") as f:
+            f.write("always\n")
+        thp.restore()
+        self.assertEqual(knob(root, "enabled"), "always")
+        self.assertEqual(HOST_LOCK.depth, depth)
 
 
 class TestRunWithThp(unittest.TestCase):
