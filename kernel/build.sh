@@ -133,29 +133,9 @@ inputs() {
 	done
 }
 
-# run_progress LABEL LOG CMD...: run CMD with its output in LOG, printing
-# every 20 s how long it has run and, for make, how many objects it has
-# compiled so far.
-run_progress() {
-	local label=$1 log=$2 pid n last t0 next=20
-	shift 2
-	"$@" >"$log" 2>&1 &
-	pid=$!
-	# A stopped build.sh (Ctrl-C, timeout) must not leave make running.
-	trap 'kill $pid 2>/dev/null' EXIT
-	t0=$(date +%s)
-	while kill -0 "$pid" 2>/dev/null; do
-		sleep 1
-		if [ $(($(date +%s) - t0)) -ge "$next" ]; then
-			n=$(grep -cE '^  (CC|AS) ' "$log" || true)
-			last=$(grep '^  [A-Z]' "$log" | tail -1 | awk '{print $2}' || true)
-			echo "kernel: $label: $((next))s${last:+, $n objects compiled, now at ${last#"$obj"/}}"
-			next=$((next + 20))
-		fi
-	done
-	trap - EXIT
-	wait "$pid"
-}
+# run_progress: kernel/progress.sh; a total only where set below.
+. "$root/kernel/progress.sh"
+PROGRESS_TOTAL=
 
 series_id=$(cat ${series_files[@]+"${series_files[@]}"} /dev/null | digest)
 key=$(inputs | digest)
@@ -213,6 +193,7 @@ if [ ! -f "$tree/inputs" ] || [ "$(cat "$tree/tarball-id" 2>/dev/null)" != "$tar
 	else
 		echo "kernel: building $variant from scratch in build/tree/$slot (no earlier build of this tarball there)"
 	fi
+	scratch=1
 	rm -rf "$tree"
 	mkdir -p "$tree"
 	run_progress "copying the pristine tree" "$tree/copy.log" cp -a "$pristine" "$src"
@@ -306,6 +287,19 @@ export CCACHE_BASEDIR="$root/build" CCACHE_NOHASHDIR=1
 export CCACHE_NAMESPACE=kbuild-relative-file-map
 mk=(make -C "$src" O="$obj" ARCH="$arch" ${toolchain[@]+"${toolchain[@]}"} CC="ccache $cc"
 	KCPPFLAGS="-fmacro-prefix-map=../src/=")
+# A build from scratch is shown against the objects the last one in this
+# slot compiled, else against what one of the variant compiled in CI's
+# clean clone (2026-12-06: bzImage 907, bzImage-debug 952, Image-arm64
+# 630; any other variant, its architecture's).
+if [ -n "${scratch:-}" ]; then
+	PROGRESS_TOTAL=$(cat "$tree.objects" 2>/dev/null || true)
+	if [ -z "$PROGRESS_TOTAL" ]; then
+		case $variant in
+		bzImage-debug) PROGRESS_TOTAL=952 ;;
+		*) PROGRESS_TOTAL=$([ "$arch" = arm64 ] && echo 630 || echo 907) ;;
+		esac
+	fi
+fi
 if ! run_progress "building $image" "$tree/build.log" "${mk[@]}" -j"$(nproc)" "$image"; then
 	tail -n 40 "$tree/build.log" >&2
 	echo "kernel/build.sh: the kernel build failed (full log: build/tree/$slot/build.log)" >&2
@@ -317,6 +311,7 @@ n=$(printf '%s' "$compiled" | grep -c . || true)
 # image's 3, and 3 kallsyms passes in the debug kernel); make
 # test-kernel-build reads that list.
 echo "kernel: compiled $n objects$([ "$n" -gt 0 ] && [ "$n" -le 16 ] && echo ": $(echo $compiled)")"
+[ -z "${scratch:-}" ] || echo "$n" >"$tree.objects"
 "${mk[@]}" -s headers_install >/dev/null
 
 tmp="${out:-$result}.tmp"

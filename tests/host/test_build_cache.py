@@ -24,6 +24,8 @@ class CacheKey(unittest.TestCase):
             os.makedirs(os.path.join(self.tmp, d))
         self.script = os.path.join(self.tmp, "kernel", "build.sh")
         shutil.copy2(BUILD, self.script)
+        shutil.copy2(os.path.join(os.path.dirname(BUILD), "progress.sh"),
+                     os.path.join(self.tmp, "kernel"))
         self.write("kernel/patches/0001-one.patch", "patch one\n")
         self.write("kernel/config/base.config", "CONFIG_HUGETLBFS=y\n")
         self.tarball = self.write("linux-source-6.12.tar.xz", "not a tarball\n")
