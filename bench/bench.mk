@@ -29,7 +29,8 @@ BENCH_DIR := build/bench
 
 # A benchmark is a bench/*.c file that registers one (BENCH_REGISTER, see
 # bench/runner.h); every other bench/*.c but main.c and benchtool.c is the
-# runner library they all link.
+# runner library they all link, bench/rows.c (the line protocol) among
+# them.
 BENCH_SRCS := $(shell grep -l '^BENCH_REGISTER' bench/*.c)
 BENCH_NAMES := $(basename $(notdir $(BENCH_SRCS)))
 BENCH_BINS := $(addprefix $(BENCH_DIR)/,$(BENCH_NAMES))

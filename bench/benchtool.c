@@ -91,7 +91,7 @@ static void print_col_values(const struct bench *b)
 }
 
 /* b's columns already parsed: cols[k] */
-static void print_bench(const struct bench *b, const struct bench_col *cols,
+static void print_bench(const struct bench *b, const struct row_col *cols,
 			int k)
 {
 	char esc[300], header[2048];
@@ -99,7 +99,7 @@ static void print_bench(const struct bench *b, const struct bench_col *cols,
 	int i;
 
 	json_str(esc, sizeof(esc), b->desc);
-	bench_header(cols, k, header, sizeof(header));
+	row_header(cols, k, header, sizeof(header));
 	printf("{\"name\": \"%s\", \"desc\": %s, \"binary\": \"%s\", "
 	       "\"columns\": ", b->name, esc, b->name);
 	json_list(stdout, header);
@@ -112,7 +112,7 @@ static void print_bench(const struct bench *b, const struct bench_col *cols,
 	printf(", \"arrays\": %d, \"text\": [", b->arrays ? b->arrays : 1);
 	/* the %s columns: every other one holds numbers (plots/table.py) */
 	for (i = 0, sep = ""; i < k; i++)
-		if (bench_col_kind(cols[i].fmt) == 's') {
+		if (row_col_kind(cols[i].fmt) == 's') {
 			printf("%s\"%s\"", sep, cols[i].name);
 			sep = ", ";
 		}
@@ -122,15 +122,17 @@ static void print_bench(const struct bench *b, const struct bench_col *cols,
 /* the tables of runner.h and backing.h, in the schema bench/contract.py reads */
 static int cmd_contract(int argc, char **argv)
 {
-	struct bench_col cols[MAX_COLS];
-	char esc[300];
+	struct row_col cols[MAX_COLS];
+	struct row_table t;
+	char esc[300], src[64];
 	int i, k;
 
 	(void)argc;
 	(void)argv;
 	printf("{\"benches\": [");
 	for (i = 0; i < bench_count(); i++) {
-		k = bench_cols(bench_at(i), cols, esc, sizeof(esc));
+		t = bench_table(bench_at(i), src, sizeof(src));
+		k = row_cols(&t, cols, esc, sizeof(esc));
 		if (k < 0) {
 			fprintf(stderr, "benchtool: %s\n", esc);
 			return 70;

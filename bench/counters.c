@@ -28,7 +28,7 @@
 #include <linux/perf_event.h>
 
 #include "counters.h"
-#include "runner.h"
+#include "rows.h"
 #include "tlbcpuid.h"
 
 static struct pmu_choice where = { .cpu = -1, .pmu = "cpu", .type = -1 };

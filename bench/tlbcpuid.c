@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner.h"
+#include "rows.h"
 #include "tlbcpuid.h"
 #include "tlbmodel.h"
 
