@@ -106,7 +106,8 @@ $(BENCH_ORACLE): tests/bench/minichase.c | $(BENCH_DIR)
 
 # every benchmark, so that `benchtool contract` lists them all
 $(BENCH_TOOLS): bench/benchtool.c $(BENCH_SRCS) $(BENCH_LIB_SRC) \
-		$(BENCH_HDRS) bench/realprog/backings.h bench/bench.mk \
+		$(BENCH_HDRS) bench/realprog/backings.h bench/realprog/table.h \
+		bench/bench.mk \
 		| $(BENCH_DIR)
 	$(BENCH_CC) $(BENCH_CFLAGS) -Ibench -o $@ $< $(BENCH_SRCS) \
 		$(BENCH_LIB_SRC) -lm

@@ -6,7 +6,7 @@
  * benchmark, so `contract` lists them all.
  *
  *   benchtool contract          the benchmarks, the backings and
- *                               realprog's backings as JSON
+ *                               realprog's backings and columns as JSON
  *   benchtool stats V...        prints "median min max mean cv n"
  *   benchtool tlb SPEC|PRESET   reads "ADDR PAGE_KB" lines (ADDR in hex)
  *                               and prints "accesses N l1_misses N walks N"
@@ -52,6 +52,7 @@
 #include "mlp.h"
 #include "pmu.h"
 #include "realprog/backings.h"
+#include "realprog/table.h"
 #include "runner.h"
 #include "stats.h"
 #include "tlbcpuid.h"
@@ -76,69 +77,85 @@ static void print_opts(const struct bench_opt *t)
 }
 
 /* "column_values": {column: [value, ...]}, of values_of if it has one */
-static void print_col_values(const struct bench *b)
+static void print_col_values(const struct row_table *t)
 {
 	const char *const *v;
 
 	printf(", \"column_values\": {");
-	if (b->values_of) {
-		printf("\"%s\": [", b->values_of);
-		for (v = b->values; *v; v++)
-			printf("%s\"%s\"", v == b->values ? "" : ", ", *v);
+	if (t->values_of) {
+		printf("\"%s\": [", t->values_of);
+		for (v = t->values; *v; v++)
+			printf("%s\"%s\"", v == t->values ? "" : ", ", *v);
 		printf("]");
 	}
 	printf("}");
 }
 
-/* b's columns already parsed: cols[k] */
-static void print_bench(const struct bench *b, const struct row_col *cols,
-			int k)
+/*
+ * What every table of rows exports, a benchmark's or realprog's: its name,
+ * desc, binary, columns, column_values and text (its %s columns: every
+ * other one holds numbers, plots/table.py), leaving the object open for
+ * the caller's keys.  0, or 70 when its columns do not parse.
+ */
+static int print_table(const struct row_table *t, const char *desc)
 {
+	struct row_col cols[MAX_COLS];
 	char esc[300], header[2048];
-	const char *sep;
-	int i;
+	const char *sep = "";
+	int i, k = row_cols(t, cols, esc, sizeof(esc));
 
-	json_str(esc, sizeof(esc), b->desc);
+	if (k < 0) {
+		fprintf(stderr, "benchtool: %s\n", esc);
+		return 70;
+	}
+	json_str(esc, sizeof(esc), desc);
 	row_header(cols, k, header, sizeof(header));
 	printf("{\"name\": \"%s\", \"desc\": %s, \"binary\": \"%s\", "
-	       "\"columns\": ", b->name, esc, b->name);
+	       "\"columns\": ", t->name, esc, t->name);
 	json_list(stdout, header);
-	print_col_values(b);
+	print_col_values(t);
+	printf(", \"text\": [");
+	for (i = 0; i < k; i++)
+		if (row_col_kind(cols[i].fmt) == 's') {
+			printf("%s\"%s\"", sep, cols[i].name);
+			sep = ", ";
+		}
+	printf("]");
+	return 0;
+}
+
+static int print_bench(const struct bench *b)
+{
+	char src[64];
+	struct row_table t = bench_table(b, src, sizeof(src));
+
+	if (print_table(&t, b->desc))
+		return 70;
 	printf(", \"key\": ");
 	json_list(stdout, b->key);
 	printf(", \"metric\": \"%s\", \"lower_is_better\": %s, \"options\": ",
 	       b->metric, b->lower_is_better ? "true" : "false");
 	print_opts(b->opts);
-	printf(", \"arrays\": %d, \"text\": [", b->arrays ? b->arrays : 1);
-	/* the %s columns: every other one holds numbers (plots/table.py) */
-	for (i = 0, sep = ""; i < k; i++)
-		if (row_col_kind(cols[i].fmt) == 's') {
-			printf("%s\"%s\"", sep, cols[i].name);
-			sep = ", ";
-		}
-	printf("]}");
+	printf(", \"arrays\": %d}", b->arrays ? b->arrays : 1);
+	return 0;
 }
 
-/* the tables of runner.h and backing.h, in the schema bench/contract.py reads */
+/*
+ * the tables of runner.h and backing.h, and realprog's (its backings and
+ * columns), in the schema bench/contract.py reads
+ */
 static int cmd_contract(int argc, char **argv)
 {
-	struct row_col cols[MAX_COLS];
-	struct row_table t;
-	char esc[300], src[64];
-	int i, k;
+	char esc[300];
+	int i;
 
 	(void)argc;
 	(void)argv;
 	printf("{\"benches\": [");
 	for (i = 0; i < bench_count(); i++) {
-		t = bench_table(bench_at(i), src, sizeof(src));
-		k = row_cols(&t, cols, esc, sizeof(esc));
-		if (k < 0) {
-			fprintf(stderr, "benchtool: %s\n", esc);
-			return 70;
-		}
 		printf(i ? ",\n  " : "\n  ");
-		print_bench(bench_at(i), cols, k);
+		if (print_bench(bench_at(i)))
+			return 70;
 	}
 	printf("],\n \"runner_options\": ");
 	print_opts(runner_opts);
@@ -155,7 +172,10 @@ static int cmd_contract(int argc, char **argv)
 	printf("],\n \"realprog_backings\": [");
 	for (i = 0; i < (int)NREALPROG_BACKINGS; i++)
 		printf("%s\"%s\"", i ? ", " : "", realprog_backings[i]);
-	printf("]}\n");
+	printf("],\n \"realprog\": ");
+	if (print_table(&realprog_table, REALPROG_DESC))
+		return 70;
+	printf("}}\n");
 	return 0;
 }
 

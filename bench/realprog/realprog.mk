@@ -17,10 +17,12 @@ REALPROG := $(BENCH_DIR)/realprog
 $(PRELOAD_SO): bench/realprog/hugepreload.c bench/realprog/realprog.mk | $(BENCH_DIR)
 	$(BENCH_CC) -shared -fPIC -O2 -Wall -Wextra -g -o $@ $< -ldl
 
-# the backings are the contract's: it links their table and checks
+# the backings are the contract's: it links their table and checks; its
+# rows go out through the benchmarks' line protocol (bench/rows.c)
 $(REALPROG): bench/realprog/realprog.c bench/realprog/backings.h \
+		bench/realprog/table.h bench/rows.c bench/rows.h \
 		bench/backing.c bench/backing.h bench/realprog/realprog.mk | $(BENCH_DIR)
-	$(BENCH_CC) $(BENCH_CFLAGS) -Ibench -o $@ $< bench/backing.c
+	$(BENCH_CC) $(BENCH_CFLAGS) -Ibench -o $@ $< bench/backing.c bench/rows.c
 
 .PHONY: bench-realprog-native
 bench-realprog-native: $(PRELOAD_SO) $(REALPROG)
