@@ -205,7 +205,7 @@ static int cmd_tlb(int argc, char **argv)
 
 	if (argc != 3)
 		return -1;
-	if (tlb_init(&m, argv[2])) {
+	if (tlb_init_host(&m, argv[2])) {
 		fprintf(stderr, "benchtool: bad TLB spec '%s'\n", argv[2]);
 		return 1;
 	}
@@ -351,7 +351,7 @@ static int cmd_geometry(int argc, char **argv)
 
 	if (argc != 3)
 		return -1;
-	if (tlb_init(&m, name)) {
+	if (tlb_init_host(&m, name)) {
 		fprintf(stderr, "benchtool: bad TLB spec '%s'\n", name);
 		return 1;
 	}
@@ -550,7 +550,7 @@ static int cmd_tlbwalks(int argc, char **argv)
 			"working set\n", n);
 		return 1;
 	}
-	if (tlb_init(&m, argv[2])) {
+	if (tlb_init_host(&m, argv[2])) {
 		fprintf(stderr, "benchtool: bad TLB spec '%s'\n", argv[2]);
 		return 1;
 	}

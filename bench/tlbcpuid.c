@@ -304,7 +304,7 @@ int tlb_model_sizes(const char *name, struct tlb_sizes *t)
 	int l, k, i, eff;
 
 	memset(t, 0, sizeof(*t));
-	if (tlb_init(&m, name))
+	if (tlb_init_host(&m, name))
 		return -1;
 	for (l = 0; l < 2; l++)
 		for (k = 0; k < 3; k++) {
@@ -327,6 +327,10 @@ static struct tlb_cpuid_geo host_geo;
 static int host_state;		/* 0 unread, 1 read, -1 unreadable */
 static char host_why[300];
 
+/* tlb_source() of TLB_CPUID_MODEL */
+#define CPUID_SOURCE "CPUID leaves of this CPU (benchtool tlbgeometry)"
+
+/* the leaves, read once, and their geometry handed to the model */
 static const struct tlb_cpuid *host_cpuid(void)
 {
 	if (!host_state) {
@@ -334,8 +338,16 @@ static const struct tlb_cpuid *host_cpuid(void)
 			     ? -1 : 1;
 		if (host_state > 0)
 			tlb_cpuid_geometry(&host, &host_geo);
+		tlb_hand_geometry(TLB_CPUID_MODEL, host_geo.spec[0] ?
+				  host_geo.spec : NULL, CPUID_SOURCE);
 	}
 	return host_state > 0 ? &host : NULL;
+}
+
+int tlb_init_host(struct tlb_model *m, const char *name)
+{
+	host_cpuid();
+	return tlb_init(m, name);
 }
 
 const char *tlb_auto_model(const char *preset, const char *cpu, char *why,
@@ -389,7 +401,7 @@ static size_t levels_json(const char *model, char *b, size_t n)
 	size_t o = 0;
 	int l, k, i, eff;
 
-	if (tlb_init(&m, model))
+	if (tlb_init_host(&m, model))
 		return snprintf(b, n, "null");
 	for (l = 0; l < 2; l++) {
 		const struct tlb_array *a = l ? m.l2 : m.l1;
@@ -441,11 +453,6 @@ static size_t disagreements(const char *model, const struct tlb_cpuid_geo *g,
 	return o + snprintf(b + o, o < n ? n - o : 0, "]");
 }
 
-const char *tlb_cpuid_spec(void)
-{
-	return host_cpuid() && host_geo.spec[0] ? host_geo.spec : NULL;
-}
-
 #define NOTE "hypervisors may rewrite these leaves; under one they are " \
 	"cross-checked, never used on their own"
 
@@ -494,7 +501,7 @@ int tlb_report_json(const char *model, const char *why, char *buf, size_t n)
 
 	json_str(w, sizeof(w), why ? why : "");
 	strcpy(geo, "null");
-	if (!none && !tlb_init(&m, model)) {
+	if (!none && !tlb_init_host(&m, model)) {
 		tlb_geometry_json(&m, model, geo, sizeof(geo));
 		tlb_free(&m);
 	} else if (!none) {
@@ -518,7 +525,7 @@ void tlb_emit_model_meta(const char *model, const char *why)
 	struct tlb_model m;
 
 	json_str(w, sizeof(w), why ? why : "");
-	if (!strcmp(model, TLB_NO_MODEL) || tlb_init(&m, model)) {
+	if (!strcmp(model, TLB_NO_MODEL) || tlb_init_host(&m, model)) {
 		printf("@meta tlb_geometry {\"name\": null, \"why\": %s}\n", w);
 	} else {
 		if (!tlb_geometry_json(&m, model, buf, sizeof(buf)))

@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tlbmodel.h"
+
 #define TLB_CPUID_MAX 64
 /* the model name of no model: model columns stay empty */
 #define TLB_NO_MODEL "none"
@@ -73,8 +75,13 @@ int tlb_model_sizes(const char *name, struct tlb_sizes *t);
  */
 const char *tlb_auto_model(const char *preset, const char *cpu, char *why,
 			   size_t n);
-/* the geometry this CPU's CPUID reports as a spec, or NULL */
-const char *tlb_cpuid_spec(void);
+/*
+ * tlb_init() of a preset, a spec or TLB_CPUID_MODEL: the leaves are read
+ * first (once), and their geometry handed to the model under that name
+ * (tlb_hand_geometry()), so that tlb_spec(), tlb_source() and
+ * tlb_geometry_json() know it from then on
+ */
+int tlb_init_host(struct tlb_model *m, const char *name);
 /*
  * The whole picture as one JSON object (benchtool tlbgeometry, and the
  * chase's "@meta tlb_geometry" with geometry: model, why, source, spec,

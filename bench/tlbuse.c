@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner.h"
+#include "rows.h"
 #include "tlbcpuid.h"
 #include "tlbmodel.h"
 #include "tlbuse.h"
@@ -29,7 +29,7 @@ int tlb_use_check(const char *name, char *why, size_t n)
 
 	if (!strcmp(name, "auto") || !strcmp(name, TLB_NO_MODEL))
 		return 0;
-	if (!tlb_init(&m, name)) {
+	if (!tlb_init_host(&m, name)) {
 		tlb_free(&m);
 		return 0;
 	}
@@ -72,7 +72,7 @@ static int replay(const struct tlb_use *u, const char *base,
 	uint64_t k;
 	int pass, i;
 
-	if (n < 1 || n > TLB_USE_MAX_CHAINS || tlb_init(&m, u->model))
+	if (n < 1 || n > TLB_USE_MAX_CHAINS || tlb_init_host(&m, u->model))
 		return -1;
 	memcpy(p, starts, n * sizeof(p[0]));
 	for (pass = 0; pass < 2; pass++) {
