@@ -670,16 +670,16 @@ static int cmd_tlbgeometry(int argc, char **argv)
 {
 	const char *model = "auto";
 	char why[600], buf[16384];
-	struct tlb_cpuid c;
+	struct cpuid_leaves c;
 	int i;
 
 	for (i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--model") && i + 1 < argc) {
 			model = argv[++i];
 		} else if (!strcmp(argv[i], "--dump") && argc == 3) {
-			if (tlb_cpuid_load(&c, why, sizeof(why)))
+			if (cpuid_load(&c, why, sizeof(why)))
 				return fprintf(stderr, "benchtool: %s\n", why), 1;
-			tlb_cpuid_dump(&c);
+			cpuid_dump(&c);
 			return 0;
 		} else {
 			return -1;

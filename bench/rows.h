@@ -34,7 +34,7 @@ struct row_table {
 	 */
 	const char *values_of;
 	const char *const *values;
-	const char *src;	/* the file that writes the rows, for a misfit */
+	const char *src;	/* the file writing the rows, for a misfit */
 };
 
 /* one column of a table's columns, parsed (row_cols()) */

@@ -23,27 +23,25 @@ BENCH = os.path.join(ROOT, "bench")
 # a lower floor.
 FLOORS = [
     # 0: leaves that need only libc: the line protocol, statistics, NUMA
-    # placement, realprog's list of backings
-    ("rows", "stats", "numa", "realprog/backings"),
-    # 1: host facts and the pure TLB simulator (handed its geometry as a
-    # spec: it reads no CPU), the backing table, the caches' sizes;
-    # realprog's table of rows
-    ("tlbmodel", "backing", "llc", "realprog/table"),
-    # 2: what this CPU says of its TLBs (CPUID), over the simulator
+    # placement, the raw CPUID leaves, realprog's list of backings
+    ("rows", "stats", "numa", "rawcpuid", "realprog/backings"),
+    # 1: the pure TLB simulator (handed its geometry as a spec: it reads
+    # no CPU), host facts (the backing table, the caches' sizes, the PMU's
+    # events for this CPU), realprog's table of rows
+    ("tlbmodel", "backing", "llc", "pmu", "realprog/table"),
+    # 2: what this CPU's CPUID says of its TLBs, checked against the model
     ("tlbcpuid",),
-    # 3: the PMU's events for this CPU (reads its CPUID id)
-    ("pmu",),
-    # 4: the counters a benchmark reads (perf events, the model preset)
+    # 3: the counters a benchmark reads (perf events, the model preset)
     ("counters",),
-    # 5: the TLB model as the benchmarks use it (--model, the replay)
+    # 4: the TLB model as the benchmarks use it (--model, the replay)
     ("tlbuse",),
-    # 6: the runner: options, the loop, metadata
+    # 5: the runner: options, the loop, metadata
     ("runner",),
-    # 7: the benchmarks, and the helpers of one benchmark that benchtool
+    # 6: the benchmarks, and the helpers of one benchmark that benchtool
     # also shows (mlp.h, tlbreach.h)
     ("chase", "fault", "faultscale", "mlp", "stream", "streamk",
      "tlbreach"),
-    # 8: the programs: a benchmark's main(), benchtool, the real-program
+    # 7: the programs: a benchmark's main(), benchtool, the real-program
     # driver, and hugepreload.so (loaded into xz, linked with nothing here)
     ("main", "benchtool", "realprog/realprog", "realprog/hugepreload"),
 ]
@@ -194,6 +192,7 @@ class TestFloors(unittest.TestCase):
         self.assertIn("emit_row()", uses["chase"]["rows"])
         self.assertIn("page_line()", uses["chase"]["runner"])
         self.assertIn("tlb_access()", uses["tlbuse"]["tlbmodel"])
+        self.assertIn("cpuid_load()", uses["pmu"]["rawcpuid"])
         # realprog's own static mix64 is no call into runner.h's
         self.assertNotIn("runner", uses["realprog/realprog"])
 
@@ -206,7 +205,7 @@ class TestFloors(unittest.TestCase):
         found = problems(uses, set(FLOOR) | {"newfile"})
         self.assertIn("bench/newfile: in no floor of tests/bench/"
                       "test_floors.py's FLOORS: add it there", found)
-        self.assertIn("rows (floor 0) uses runner (floor 6): "
+        self.assertIn("rows (floor 0) uses runner (floor 5): "
                       "#include \"runner.h\", now_ns()", found)
         self.assertTrue(any(l.startswith("a circle: ") and "rows" in l and
                             "runner" in l for l in found), found)
