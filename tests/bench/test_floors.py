@@ -29,19 +29,19 @@ FLOORS = [
     # no CPU), host facts (the backing table, the caches' sizes, the PMU's
     # events for this CPU), realprog's table of rows
     ("tlbmodel", "backing", "llc", "pmu", "realprog/table"),
-    # 2: what this CPU's CPUID says of its TLBs, checked against the model
-    ("tlbcpuid",),
-    # 3: the counters a benchmark reads (perf events, the model preset)
-    ("counters",),
-    # 4: the TLB model as the benchmarks use it (--model, the replay)
+    # 2: what this CPU's CPUID says of its TLBs, checked against the model;
+    # the counters a benchmark reads (perf events on the picked PMU)
+    ("tlbcpuid", "counters"),
+    # 3: the TLB model as the benchmarks use it (--model and its auto
+    # choice, the replay)
     ("tlbuse",),
-    # 5: the runner: options, the loop, metadata
+    # 4: the runner: options, the loop, metadata
     ("runner",),
-    # 6: the benchmarks, and the helpers of one benchmark that benchtool
+    # 5: the benchmarks, and the helpers of one benchmark that benchtool
     # also shows (mlp.h, tlbreach.h)
     ("chase", "fault", "faultscale", "mlp", "stream", "streamk",
      "tlbreach"),
-    # 7: the programs: a benchmark's main(), benchtool, the real-program
+    # 6: the programs: a benchmark's main(), benchtool, the real-program
     # driver, and hugepreload.so (loaded into xz, linked with nothing here)
     ("main", "benchtool", "realprog/realprog", "realprog/hugepreload"),
 ]
@@ -205,7 +205,7 @@ class TestFloors(unittest.TestCase):
         found = problems(uses, set(FLOOR) | {"newfile"})
         self.assertIn("bench/newfile: in no floor of tests/bench/"
                       "test_floors.py's FLOORS: add it there", found)
-        self.assertIn("rows (floor 0) uses runner (floor 5): "
+        self.assertIn("rows (floor 0) uses runner (floor 4): "
                       "#include \"runner.h\", now_ns()", found)
         self.assertTrue(any(l.startswith("a circle: ") and "rows" in l and
                             "runner" in l for l in found), found)
