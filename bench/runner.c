@@ -108,26 +108,6 @@ static void emit_backing_meta(const struct backing *b, const char *status,
 	fflush(stdout);
 }
 
-/* not inlined: every caller runs the one loop the tests look at */
-__attribute__((noinline)) void **chase_blocks(void **p, uint64_t blocks)
-{
-	while (blocks--) {
-		p = *p; p = *p; p = *p; p = *p;
-		p = *p; p = *p; p = *p; p = *p;
-		p = *p; p = *p; p = *p; p = *p;
-		p = *p; p = *p; p = *p; p = *p;
-	}
-	return p;
-}
-
-/* -- layout ---------------------------------------------------------------- */
-
-uint64_t page_line_key(uint64_t seed)
-{
-	/* a key of its own, so lines do not follow the chase's cycle order */
-	return mix64(seed ^ 0x6c696e6573ULL);
-}
-
 /* -- options --------------------------------------------------------------- */
 
 static struct run_opts opts = { .reps = 5, .warmup = 1, .warm_pass = 1,

@@ -38,12 +38,11 @@
 
 #include "backing.h"
 #include "counters.h"
+#include "layout.h"
 #include "rows.h"
 #include "stats.h"
 
 #define MAX_SIZES 128
-#define LINE 64
-#define PAGE 4096
 
 /* how an option's value is parsed into *dst */
 enum opt_kind {
@@ -187,14 +186,6 @@ extern const struct bench_opt runner_opts[];
 int order_rows(int n);
 void order_row(int n, uint64_t row, int *out);
 
-/*
- * The dependent chase of chase.c and tlbreach.c: blocks x CHASE_UNROLL
- * hops from p, each load the address of the next; returns where it ended
- * (store it to a volatile so the compiler keeps the loop).
- */
-#define CHASE_UNROLL 16
-void **chase_blocks(void **p, uint64_t blocks);
-
 /* main() of build/bench/<name> */
 int runner_main(int argc, char **argv);
 /* bench/run.py's checks through benchtool (runner.c): exit 64 on bad input */
@@ -205,30 +196,5 @@ int runner_sizes(const char *list);
 double now_ns(void);
 /* warn once per run when a repetition is shorter than the clock resolves */
 void check_duration(double ns);
-
-/*
- * a bijection of 64-bit integers (splitmix64's finaliser); inline, since
- * stream's stride kernel runs it once per access
- */
-static inline uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/*
- * The byte offset, inside 4 KB page `page` of a page hop, of the page's
- * one element: a line picked by a keyed mix64 of the page number, so that
- * inside a huge page (where physical address bits 6-20 or 6-29 equal the
- * virtual ones) the lines spread over the cache sets the way 4 KB pages'
- * scattered frames do.  key: page_line_key(seed); the same for every
- * backing, so comparisons stay paired.
- */
-uint64_t page_line_key(uint64_t seed);
-static inline size_t page_line(size_t page, uint64_t key)
-{
-	return (size_t)(mix64(page + key) % (PAGE / LINE)) * LINE;
-}
 
 #endif

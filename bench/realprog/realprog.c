@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "backing.h"
+#include "layout.h"
 #include "realprog/backings.h"
 #include "realprog/table.h"
 #include "rows.h"
@@ -95,13 +96,6 @@ struct run {
 };
 
 static char corpus[PATH_MAX + 64];	/* the corpus file, while it exists */
-
-static uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 /* -- the corpus ----------------------------------------------------------- */
 

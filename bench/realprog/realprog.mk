@@ -20,7 +20,7 @@ $(PRELOAD_SO): bench/realprog/hugepreload.c bench/realprog/realprog.mk | $(BENCH
 # the backings are the contract's: it links their table and checks; its
 # rows go out through the benchmarks' line protocol (bench/rows.c)
 $(REALPROG): bench/realprog/realprog.c bench/realprog/backings.h \
-		bench/realprog/table.h bench/rows.c bench/rows.h \
+		bench/realprog/table.h bench/rows.c bench/rows.h bench/layout.h \
 		bench/backing.c bench/backing.h bench/realprog/realprog.mk | $(BENCH_DIR)
 	$(BENCH_CC) $(BENCH_CFLAGS) -Ibench -o $@ $< bench/backing.c bench/rows.c
 

@@ -13,6 +13,7 @@ circle, and each module the table lacks."""
 import glob
 import os
 import re
+import tempfile
 import unittest
 
 from common import ROOT
@@ -23,8 +24,9 @@ BENCH = os.path.join(ROOT, "bench")
 # a lower floor.
 FLOORS = [
     # 0: leaves that need only libc: the line protocol, statistics, NUMA
-    # placement, the raw CPUID leaves, realprog's list of backings
-    ("rows", "stats", "numa", "rawcpuid", "realprog/backings"),
+    # placement, the raw CPUID leaves, the measurement primitives (layout),
+    # realprog's list of backings
+    ("rows", "stats", "numa", "rawcpuid", "layout", "realprog/backings"),
     # 1: the pure TLB simulator (handed its geometry as a spec: it reads
     # no CPU), host facts (the backing table, the caches' sizes, the PMU's
     # events for this CPU), realprog's table of rows
@@ -190,11 +192,26 @@ class TestFloors(unittest.TestCase):
         uses = graph(sources())
         self.assertIn('#include "rows.h"', uses["runner"]["rows"])
         self.assertIn("emit_row()", uses["chase"]["rows"])
-        self.assertIn("page_line()", uses["chase"]["runner"])
+        self.assertIn("page_line()", uses["chase"]["layout"])
         self.assertIn("tlb_access()", uses["tlbuse"]["tlbmodel"])
         self.assertIn("cpuid_load()", uses["pmu"]["rawcpuid"])
-        # realprog's own static mix64 is no call into runner.h's
-        self.assertNotIn("runner", uses["realprog/realprog"])
+        self.assertIn("mix64()", uses["realprog/realprog"]["layout"])
+
+    def test_a_static_function_of_ones_own_is_no_edge(self):
+        """A call goes to the caller's own function of that name first."""
+        with tempfile.TemporaryDirectory() as d:
+            for name, text in (
+                    ("a.c", "int f(int x)\n{\n\treturn x;\n}\n"),
+                    ("b.c", "static int f(int x)\n{\n\treturn x;\n}\n"
+                            "int g(void)\n{\n\treturn f(1);\n}\n"),
+                    ("c.c", "int h(void)\n{\n\treturn f(2);\n}\n")):
+                with open(os.path.join(d, name), "w") as f:
+                    f.write(text)
+            uses = graph(sorted(glob.glob(os.path.join(d, "*.c"))))
+            a, c = (module(os.path.join(d, n)) for n in ("a.c", "c.c"))
+        # b's f() is its own; c's is a's
+        self.assertEqual({(m, t) for m, ts in uses.items() for t in ts},
+                         {(c, a)})
 
     def test_an_upward_edge_and_a_circle_are_named(self):
         """A deliberate upward include and call, as a drifted source would
