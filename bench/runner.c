@@ -440,6 +440,8 @@ static void parse_opts(int argc, char **argv)
 		check_backings(opts.backings);
 	if (cur->check && cur->check(why, sizeof(why)))
 		die_usage("%s", why);
+	if (cur->tlb && tlb_use_check(cur->tlb->model, why, sizeof(why)))
+		die_usage("%s", why);
 	if (sizes_arg)
 		parse_sizes(&opts, sizes_arg);
 	else if (sweep_min > sweep_max)
@@ -1092,6 +1094,8 @@ int runner_main(int argc, char **argv)
 	pin(&opts);
 	check_timer();
 	counters_open(&c);
+	if (cur->tlb)
+		tlb_use_start(cur->tlb, &c);
 	if (cur->start)
 		cur->start(&c);
 

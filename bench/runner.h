@@ -41,6 +41,7 @@
 #include "layout.h"
 #include "rows.h"
 #include "stats.h"
+#include "tlbuse.h"
 
 #define MAX_SIZES 128
 
@@ -128,6 +129,12 @@ struct bench {
 	int (*check)(char *why, size_t n);
 	/* once the counters are open, before the metadata; may be NULL */
 	void (*start)(struct counters *c);
+	/*
+	 * The TLB model it replays or reports (tlbuse.h), or NULL.  The
+	 * runner checks its --model with the other options, and once the
+	 * counters are open resolves auto and prints its geometry.
+	 */
+	struct tlb_use *tlb;
 	/*
 	 * Faults a new mapping's first len bytes in, in place of the
 	 * runner's memset from its pinned thread; with it the runner binds
