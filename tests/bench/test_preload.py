@@ -332,7 +332,10 @@ if os.environ.get("FAKE_HUGE_SOME"):
         m[i] = 1
     time.sleep(0.3)
     sys.stdout.write("same")
-    sys.exit(0)
+    sys.stdout.flush()
+    # at once: an exit that unmapped the 4 kB pages first would leave a
+    # last sample mostly huge
+    os._exit(0)
 buf = bytearray(64 << 20)
 for i in range(0, len(buf), 4096):
     buf[i] = 1
