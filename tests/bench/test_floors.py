@@ -25,8 +25,10 @@ BENCH = os.path.join(ROOT, "bench")
 FLOORS = [
     # 0: leaves that need only libc: the line protocol, statistics, NUMA
     # placement, the raw CPUID leaves, the measurement primitives (layout),
-    # realprog's list of backings
-    ("rows", "stats", "numa", "rawcpuid", "layout", "realprog/backings"),
+    # the size parser and the readers of host facts (size, hostfacts: issue
+    # 33's section 2), realprog's list of backings
+    ("rows", "stats", "numa", "rawcpuid", "layout", "size", "hostfacts",
+     "realprog/backings"),
     # 1: the pure TLB simulator (handed its geometry as a spec: it reads
     # no CPU), host facts (the backing table, the caches' sizes, the PMU's
     # events for this CPU), realprog's table of rows
