@@ -29,7 +29,8 @@ BENCH_DIR := build/bench
 
 # A benchmark is a bench/*.c file that registers one (BENCH_REGISTER, see
 # bench/runner.h); every other bench/*.c but main.c and benchtool.c is the
-# runner library they all link.
+# runner library they all link, bench/rows.c (the line protocol) among
+# them.
 BENCH_SRCS := $(shell grep -l '^BENCH_REGISTER' bench/*.c)
 BENCH_NAMES := $(basename $(notdir $(BENCH_SRCS)))
 BENCH_BINS := $(addprefix $(BENCH_DIR)/,$(BENCH_NAMES))
@@ -105,7 +106,8 @@ $(BENCH_ORACLE): tests/bench/minichase.c | $(BENCH_DIR)
 
 # every benchmark, so that `benchtool contract` lists them all
 $(BENCH_TOOLS): bench/benchtool.c $(BENCH_SRCS) $(BENCH_LIB_SRC) \
-		$(BENCH_HDRS) bench/realprog/backings.h bench/bench.mk \
+		$(BENCH_HDRS) bench/realprog/backings.h bench/realprog/table.h \
+		bench/bench.mk \
 		| $(BENCH_DIR)
 	$(BENCH_CC) $(BENCH_CFLAGS) -Ibench -o $@ $< $(BENCH_SRCS) \
 		$(BENCH_LIB_SRC) -lm

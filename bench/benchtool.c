@@ -6,7 +6,7 @@
  * benchmark, so `contract` lists them all.
  *
  *   benchtool contract          the benchmarks, the backings and
- *                               realprog's backings as JSON
+ *                               realprog's backings and columns as JSON
  *   benchtool stats V...        prints "median min max mean cv n"
  *   benchtool tlb SPEC|PRESET   reads "ADDR PAGE_KB" lines (ADDR in hex)
  *                               and prints "accesses N l1_misses N walks N"
@@ -59,6 +59,7 @@
 #include "mlp.h"
 #include "pmu.h"
 #include "realprog/backings.h"
+#include "realprog/table.h"
 #include "runner.h"
 #include "size.h"
 #include "stats.h"
@@ -84,67 +85,85 @@ static void print_opts(const struct bench_opt *t)
 }
 
 /* "column_values": {column: [value, ...]}, of values_of if it has one */
-static void print_col_values(const struct bench *b)
+static void print_col_values(const struct row_table *t)
 {
 	const char *const *v;
 
 	printf(", \"column_values\": {");
-	if (b->values_of) {
-		printf("\"%s\": [", b->values_of);
-		for (v = b->values; *v; v++)
-			printf("%s\"%s\"", v == b->values ? "" : ", ", *v);
+	if (t->values_of) {
+		printf("\"%s\": [", t->values_of);
+		for (v = t->values; *v; v++)
+			printf("%s\"%s\"", v == t->values ? "" : ", ", *v);
 		printf("]");
 	}
 	printf("}");
 }
 
-/* b's columns already parsed: cols[k] */
-static void print_bench(const struct bench *b, const struct bench_col *cols,
-			int k)
+/*
+ * What every table of rows exports, a benchmark's or realprog's: its name,
+ * desc, binary, columns, column_values and text (its %s columns: every
+ * other one holds numbers, plots/table.py), leaving the object open for
+ * the caller's keys.  0, or 70 when its columns do not parse.
+ */
+static int print_table(const struct row_table *t, const char *desc)
 {
+	struct row_col cols[MAX_COLS];
 	char esc[300], header[2048];
-	const char *sep;
-	int i;
+	const char *sep = "";
+	int i, k = row_cols(t, cols, esc, sizeof(esc));
 
-	json_str(esc, sizeof(esc), b->desc);
-	bench_header(cols, k, header, sizeof(header));
+	if (k < 0) {
+		fprintf(stderr, "benchtool: %s\n", esc);
+		return 70;
+	}
+	json_str(esc, sizeof(esc), desc);
+	row_header(cols, k, header, sizeof(header));
 	printf("{\"name\": \"%s\", \"desc\": %s, \"binary\": \"%s\", "
-	       "\"columns\": ", b->name, esc, b->name);
+	       "\"columns\": ", t->name, esc, t->name);
 	json_list(stdout, header);
-	print_col_values(b);
+	print_col_values(t);
+	printf(", \"text\": [");
+	for (i = 0; i < k; i++)
+		if (row_col_kind(cols[i].fmt) == 's') {
+			printf("%s\"%s\"", sep, cols[i].name);
+			sep = ", ";
+		}
+	printf("]");
+	return 0;
+}
+
+static int print_bench(const struct bench *b)
+{
+	char src[64];
+	struct row_table t = bench_table(b, src, sizeof(src));
+
+	if (print_table(&t, b->desc))
+		return 70;
 	printf(", \"key\": ");
 	json_list(stdout, b->key);
 	printf(", \"metric\": \"%s\", \"lower_is_better\": %s, \"options\": ",
 	       b->metric, b->lower_is_better ? "true" : "false");
 	print_opts(b->opts);
-	printf(", \"arrays\": %d, \"text\": [", b->arrays ? b->arrays : 1);
-	/* the %s columns: every other one holds numbers (plots/table.py) */
-	for (i = 0, sep = ""; i < k; i++)
-		if (bench_col_kind(cols[i].fmt) == 's') {
-			printf("%s\"%s\"", sep, cols[i].name);
-			sep = ", ";
-		}
-	printf("]}");
+	printf(", \"arrays\": %d}", b->arrays ? b->arrays : 1);
+	return 0;
 }
 
-/* the tables of runner.h and backing.h, in the schema bench/contract.py reads */
+/*
+ * the tables of runner.h and backing.h, and realprog's (its backings and
+ * columns), in the schema bench/contract.py reads
+ */
 static int cmd_contract(int argc, char **argv)
 {
-	struct bench_col cols[MAX_COLS];
 	char esc[300];
-	int i, k;
+	int i;
 
 	(void)argc;
 	(void)argv;
 	printf("{\"benches\": [");
 	for (i = 0; i < bench_count(); i++) {
-		k = bench_cols(bench_at(i), cols, esc, sizeof(esc));
-		if (k < 0) {
-			fprintf(stderr, "benchtool: %s\n", esc);
-			return 70;
-		}
 		printf(i ? ",\n  " : "\n  ");
-		print_bench(bench_at(i), cols, k);
+		if (print_bench(bench_at(i)))
+			return 70;
 	}
 	printf("],\n \"runner_options\": ");
 	print_opts(runner_opts);
@@ -161,7 +180,10 @@ static int cmd_contract(int argc, char **argv)
 	printf("],\n \"realprog_backings\": [");
 	for (i = 0; i < (int)NREALPROG_BACKINGS; i++)
 		printf("%s\"%s\"", i ? ", " : "", realprog_backings[i]);
-	printf("]}\n");
+	printf("],\n \"realprog\": ");
+	if (print_table(&realprog_table, REALPROG_DESC))
+		return 70;
+	printf("}}\n");
 	return 0;
 }
 
@@ -191,7 +213,7 @@ static int cmd_tlb(int argc, char **argv)
 
 	if (argc != 3)
 		return -1;
-	if (tlb_init(&m, argv[2])) {
+	if (tlb_init_host(&m, argv[2])) {
 		fprintf(stderr, "benchtool: bad TLB spec '%s'\n", argv[2]);
 		return 1;
 	}
@@ -337,7 +359,7 @@ static int cmd_geometry(int argc, char **argv)
 
 	if (argc != 3)
 		return -1;
-	if (tlb_init(&m, name)) {
+	if (tlb_init_host(&m, name)) {
 		fprintf(stderr, "benchtool: bad TLB spec '%s'\n", name);
 		return 1;
 	}
@@ -531,7 +553,7 @@ static int cmd_tlbwalks(int argc, char **argv)
 			"working set\n", n);
 		return 1;
 	}
-	if (tlb_init(&m, argv[2])) {
+	if (tlb_init_host(&m, argv[2])) {
 		fprintf(stderr, "benchtool: bad TLB spec '%s'\n", argv[2]);
 		return 1;
 	}
@@ -651,16 +673,16 @@ static int cmd_tlbgeometry(int argc, char **argv)
 {
 	const char *model = "auto";
 	char why[600], buf[16384];
-	struct tlb_cpuid c;
+	struct cpuid_leaves c;
 	int i;
 
 	for (i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--model") && i + 1 < argc) {
 			model = argv[++i];
 		} else if (!strcmp(argv[i], "--dump") && argc == 3) {
-			if (tlb_cpuid_load(&c, why, sizeof(why)))
+			if (cpuid_load(&c, why, sizeof(why)))
 				return fprintf(stderr, "benchtool: %s\n", why), 1;
-			tlb_cpuid_dump(&c);
+			cpuid_dump(&c);
 			return 0;
 		} else {
 			return -1;

@@ -301,17 +301,6 @@ static int finish(const struct bench_ctx *x, void *st, int ok)
 	return 0;
 }
 
-static int check(char *why, size_t n)
-{
-	return tlb_use_check(tlb.model, why, n);
-}
-
-/* --model auto: the model of the core the counters run on, or none */
-static void start(struct counters *c)
-{
-	tlb_use_start(&tlb, c);
-}
-
 static const struct bench chase_bench = {
 	.name = "chase",
 	.desc = "dependent random pointer chase, ns per access",
@@ -327,8 +316,7 @@ static const struct bench chase_bench = {
 	.metric = "ns_per_access",
 	.lower_is_better = 1,
 	.opts = chase_opts,
-	.check = check,
-	.start = start,
+	.tlb = &tlb,
 	.points = hop_points,
 	.prepare = prepare,
 	.rep = rep,

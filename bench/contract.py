@@ -7,10 +7,10 @@
 
 What is C's comes from `build/bench/benchtool contract` (bench/benchtool.c
 prints the runner's tables as JSON): the benchmarks (binary, CSV columns,
-the key a point is matched on, the metric compare compares) and the
+the key a point is matched on, the metric compare compares), the
 backings in display order (page size, colour, the hugetlb pool they draw
-on).  A new backing or benchmark is a row in those tables; nothing here
-changes.
+on) and the real-program step's backings and CSV columns (realprog).  A
+new backing or benchmark is a row in those tables; nothing here changes.
 
 What is not C's lives below: what each timing source means, run-qemu.sh's
 exit statuses and the console pattern that marks a kernel splat.
@@ -145,8 +145,9 @@ def shell():
     return "\n".join(lines) + "\n"
 
 
-BENCH_KEYS = ("name", "binary", "columns", "key", "metric",
-              "lower_is_better")
+# What every table of rows has (bench/rows.h), a benchmark's or realprog's
+TABLE_KEYS = ("name", "binary", "columns")
+BENCH_KEYS = TABLE_KEYS + ("key", "metric", "lower_is_better")
 BACKING_KEYS = ("name", "page_kb", "colour", "pool_kb")
 
 
@@ -183,6 +184,15 @@ class Contract:
             raise ContractError("%s: no \"realprog_backings\" list (a "
                                 "benchtool older than bench/realprog/"
                                 "backings.h: rebuild it)" % source)
+        # realprog's table of rows (bench/realprog/table.h): its columns
+        # as a benchmark's are
+        self.realprog = data.get("realprog")
+        if not isinstance(self.realprog, dict) or \
+                any(k not in self.realprog for k in TABLE_KEYS):
+            raise ContractError("%s: no \"realprog\" table with %s (a "
+                                "benchtool older than bench/realprog/"
+                                "table.h: rebuild it)" % (
+                                    source, ", ".join(TABLE_KEYS)))
 
     def bench_names(self):
         return [b["name"] for b in self.benches]

@@ -28,8 +28,7 @@
 #include <linux/perf_event.h>
 
 #include "counters.h"
-#include "runner.h"
-#include "tlbcpuid.h"
+#include "rows.h"
 
 static struct pmu_choice where = { .cpu = -1, .pmu = "cpu", .type = -1 };
 
@@ -204,6 +203,7 @@ void counters_open(struct counters *c)
 
 	memset(c, 0, sizeof(*c));
 	c->leader = -1;
+	c->pmu = where.pmu;
 	if (!pmu_host_cpuid(c->cpuid, sizeof(c->cpuid)))
 		c->model = pmu_model_find(c->cpuid, why, sizeof(why));
 	open_hw(c, EV_CYCLES, PERF_COUNT_HW_CPU_CYCLES, "cycles");
@@ -278,22 +278,6 @@ void counters_stop(struct counters *c, struct counter_values *out)
 		out->v[ev] = ok ? (uint64_t)(sum + 0.5) : 0;
 		out->ok[ev] = ok;
 	}
-}
-
-const char *counters_model_preset(const struct counters *c, char *why,
-				  size_t n)
-{
-	const char *p = c->model ? pmu_preset(c->model, where.pmu) : NULL;
-	const char *m;
-	char cpu[160];
-
-	snprintf(cpu, sizeof(cpu), "%s (perf model %s, PMU %s)",
-		 c->cpuid[0] ? c->cpuid : "an unidentified CPU",
-		 c->model ? c->model->model : "none", where.pmu);
-	m = tlb_auto_model(p, cpu, why, n);
-	if (!p)
-		progress("warning: %s", why);
-	return m;
 }
 
 static void emit_pmu_meta(const struct counters *c)

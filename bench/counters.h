@@ -43,6 +43,7 @@ struct counters {
 	char reason[EV_NR][400];
 	char cpuid[64];
 	const struct pmu_model *model;	/* NULL: not in perf's tables */
+	const char *pmu;		/* the picked PMU ("cpu", "cpu_core") */
 };
 
 struct counter_values {
@@ -60,13 +61,6 @@ void counters_open(struct counters *c);
 void counters_start(struct counters *c);
 /* this repetition's counts, each scaled by this repetition's times */
 void counters_stop(struct counters *c, struct counter_values *out);
-/*
- * --model auto for the pinned core: its preset (bench/pmu.c's list), else
- * the geometry its CPUID reports on bare metal, else TLB_NO_MODEL
- * (tlb_auto_model, bench/tlbcpuid.h); why says which and why.
- */
-const char *counters_model_preset(const struct counters *c, char *why,
-				  size_t n);
 /* prints "@meta counters {...}" and "@meta pmu {...}" */
 void counters_emit_meta(const struct counters *c);
 

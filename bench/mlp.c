@@ -483,13 +483,7 @@ static int check(char *why, size_t n)
 	if (tlb_group % PAGE)
 		return snprintf(why, n, "--tlb-group: %zu is not 0 or a "
 				"multiple of 4096 bytes", tlb_group), -1;
-	return tlb_use_check(tlb.model, why, n);
-}
-
-/* --model auto: the model of the core the counters run on, or none */
-static void start(struct counters *c)
-{
-	tlb_use_start(&tlb, c);
+	return 0;
 }
 
 /* -- benchtool mlp ---------------------------------------------------------- */
@@ -561,7 +555,7 @@ static const struct bench mlp_bench = {
 	.lower_is_better = 1,
 	.opts = mlp_opts,
 	.check = check,
-	.start = start,
+	.tlb = &tlb,
 	.points = points,
 	.prepare = prepare,
 	.rep = rep,

@@ -12,7 +12,7 @@
 
 #include "hostfacts.h"
 #include "pmu.h"
-#include "tlbcpuid.h"
+#include "rawcpuid.h"
 
 const char *const pmu_role_names[PMU_ROLE_NR] = {
 	[PMU_ROLE_L1_MISS] = "l1_miss",
@@ -165,15 +165,15 @@ const char *pmu_arch_missing(void)
 /*
  * perf's x86 CPU id, VENDOR-FAMILY-MODEL-STEPPING with the family in
  * decimal and the rest in hex, from the cpuid instruction as perf reads
- * it (or BENCH_CPUID_FILE's recorded leaves, tlbcpuid.h, so tests can
+ * it (or BENCH_CPUID_FILE's recorded leaves, rawcpuid.h, so tests can
  * stand in any CPU).
  */
 int pmu_host_cpuid(char *buf, size_t n)
 {
-	struct tlb_cpuid c;
+	struct cpuid_leaves c;
 	char why[300];
 
-	if (tlb_cpuid_load(&c, why, sizeof(why)) || !c.vendor[0])
+	if (cpuid_load(&c, why, sizeof(why)) || !c.vendor[0])
 		return -1;
 	snprintf(buf, n, "%s-%u-%X-%X", c.vendor, c.family, c.model,
 		 c.stepping);

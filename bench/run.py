@@ -5,7 +5,7 @@
     python3 bench/run.py --mode guest|native [--profile tiny|quick|full]
 
 The binaries (build/bench/{chase,stream,fault}) speak a line protocol on
-stdout (see bench/runner.h): "@header BENCH CSV", "@row BENCH CSV",
+stdout (see bench/rows.h): "@header BENCH CSV", "@row BENCH CSV",
 "@meta KEY JSON", "@error BENCH TEXT", "@done BENCH RC"; everything else is
 progress and is echoed.  Each row is appended to results/<run-id>/<bench>.csv
 as it arrives, meta.json is rewritten as metadata arrives, and

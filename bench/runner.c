@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * runner.c - the shared runner: options, method (ASLR off, pinning, timer
- * check), the loop over sizes, repetitions and backings, metadata and the
- * row protocol.  See runner.h.
+ * check), the loop over sizes, repetitions and backings, and metadata; the
+ * rows go out through bench/rows.c.  See runner.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,6 +39,13 @@ int bench_count(void)
 const struct bench *bench_at(int i)
 {
 	return __start_bench_registry[i];
+}
+
+struct row_table bench_table(const struct bench *b, char *src, size_t n)
+{
+	snprintf(src, n, "bench/%s.c", b->name);
+	return (struct row_table){ b->name, b->columns, b->values_of,
+				   b->values, src };
 }
 
 /* -- time ---------------------------------------------------------------- */
@@ -88,215 +95,7 @@ void check_duration(double ns)
 	}
 }
 
-/* -- output --------------------------------------------------------------- */
-
-/* benchtool links the library code too, and runs no benchmark */
-static const char *cur_name(void)
-{
-	return cur ? cur->name : "benchtool";
-}
-
-void progress(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# %s: ", cur_name());
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-int bench_col_kind(const char *fmt)
-{
-	size_t d;
-
-	if (!strcmp(fmt, "%s") || !strcmp(fmt, "%d") || !strcmp(fmt, "%u"))
-		return fmt[1];
-	if (strncmp(fmt, "%.", 2))
-		return 0;
-	d = strspn(fmt + 2, "0123456789");
-	return d && d < 3 && (fmt[2 + d] == 'f' || fmt[2 + d] == 'g') &&
-	       !fmt[3 + d] ? 'f' : 0;
-}
-
-/* one "name conversion" of b->columns into *c; 0, or -1 and why */
-static int parse_col(const struct bench *b, const char *s, size_t len,
-		     struct bench_col *c, char *why, size_t n)
-{
-	char spec[64], rest[2];
-
-	snprintf(spec, sizeof(spec), "%.*s", (int)len, s);
-	if (len >= sizeof(spec) || sscanf(spec, "%39s %7s %1s", c->name,
-					   c->fmt, rest) != 2)
-		return snprintf(why, n, "%s: column '%s' is not \"name "
-				"conversion\"", b->name, spec), -1;
-	if (!bench_col_kind(c->fmt))
-		return snprintf(why, n, "%s: column %s: '%s' is not %%s, %%d, "
-				"%%u, %%.Nf or %%.Ng", b->name, c->name,
-				c->fmt), -1;
-	return 0;
-}
-
-int bench_cols(const struct bench *b, struct bench_col *c, char *why,
-	       size_t n)
-{
-	const char *s = b->columns;
-	int k = 0, i, vals = !b->values_of;
-
-	while (*s) {
-		size_t len = strcspn(s, ",");
-
-		if (k == MAX_COLS)
-			return snprintf(why, n, "%s: over %d columns", b->name,
-					MAX_COLS), -1;
-		if (parse_col(b, s, len, &c[k], why, n))
-			return -1;
-		for (i = 0; i < k; i++)
-			if (!strcmp(c[i].name, c[k].name))
-				return snprintf(why, n, "%s: column %s is "
-						"listed twice", b->name,
-						c[k].name), -1;
-		vals |= b->values_of && !strcmp(c[k].name, b->values_of) &&
-			bench_col_kind(c[k].fmt) == 's';
-		k++;
-		s += len + !!s[len];
-	}
-	if (!vals)
-		return snprintf(why, n, "%s: values_of '%s' is no %%s column",
-				b->name, b->values_of), -1;
-	return k ? k : (snprintf(why, n, "%s: no columns", b->name), -1);
-}
-
-void bench_header(const struct bench_col *c, int k, char *buf, size_t n)
-{
-	size_t o = 0;
-	int i;
-
-	buf[0] = 0;
-	for (i = 0; i < k && o < n; i++)
-		o += snprintf(buf + o, n - o, "%s%s", i ? "," : "", c[i].name);
-}
-
-/* the running benchmark's columns (runner_main parses them) */
-static struct bench_col cols[MAX_COLS];
-static int ncols;
-
-/* why cell v cannot be column c's field; NULL if it can */
-static const char *cell_misfit(const struct bench_col *c,
-			       const struct cell *v)
-{
-	const char *const *val;
-
-	if (v->kind != bench_col_kind(c->fmt))
-		return "a value of another kind than its conversion";
-	if (!v->ok || v->kind != 's')
-		return NULL;
-	if (strchr(v->v.s, ','))
-		return "a comma in its text";
-	if (!cur->values_of || strcmp(c->name, cur->values_of))
-		return NULL;
-	for (val = cur->values; *val && strcmp(*val, v->v.s); val++)
-		;
-	return *val ? NULL : "a value not in its list of values";
-}
-
-/* a row that does not fit the columns: the benchmark's bug, said, fatal */
-static void row_misfit(const char *col, const char *what, int n)
-{
-	emit_error("bench/%s.c: a row of %d fields: column %s gets %s (the "
-		   "row must fill the columns of its .columns, in order)",
-		   cur->name, n, col, what);
-	printf("@done %s 70\n", cur->name);
-	exit(70);
-}
-
-void emit_row(const struct cell *row, int n)
-{
-	const char *why;
-	int i;
-
-	for (i = 0; i < n && i < ncols; i++) {
-		why = cell_misfit(&cols[i], &row[i]);
-		if (why)
-			row_misfit(cols[i].name, why, n);
-	}
-	if (i < ncols)
-		row_misfit(cols[i].name, "no field", n);
-	if (i < n)
-		row_misfit("(past the last)", "a field", n);
-	printf("@row %s ", cur->name);
-	for (i = 0; i < n; i++) {
-		const struct cell *v = &row[i];
-
-		if (i)
-			putchar(',');
-		if (!v->ok)
-			continue;
-		if (v->kind == 's')
-			fputs(v->v.s, stdout);
-		else if (v->kind == 'd')
-			printf("%lld", v->v.d);
-		else if (v->kind == 'u')
-			printf("%llu", v->v.u);
-		else
-			printf(cols[i].fmt, v->v.f);
-	}
-	printf("\n");
-	fflush(stdout);
-}
-
-void emit_error(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	printf("@error %s %s\n", cur_name(), msg);
-	fflush(stdout);
-	fprintf(stderr, "%s: FAILED: %s\n", cur_name(), msg);
-}
-
-void json_str(char *dst, size_t n, const char *s)
-{
-	size_t o = 0;
-
-	if (n < 3)
-		return;
-	dst[o++] = '"';
-	for (; *s && o + 7 < n; s++) {
-		unsigned char ch = *s;
-
-		if (ch == '"' || ch == '\\') {
-			dst[o++] = '\\';
-			dst[o++] = ch;
-		} else if (ch < 0x20) {
-			o += snprintf(dst + o, n - o, "\\u%04x", ch);
-		} else {
-			dst[o++] = ch;
-		}
-	}
-	dst[o++] = '"';
-	dst[o] = 0;
-}
-
-void json_list(FILE *f, const char *s)
-{
-	const char *sep = "";
-
-	fputc('[', f);
-	while (*s) {
-		size_t l = strcspn(s, ",");
-
-		fprintf(f, "%s\"%.*s\"", sep, (int)l, s);
-		sep = ", ";
-		s += l + !!s[l];
-	}
-	fputc(']', f);
-}
+/* -- output ---------------------------------------------------------------- */
 
 static void emit_backing_meta(const struct backing *b, const char *status,
 			      const char *reason, unsigned long page_kb)
@@ -309,26 +108,6 @@ static void emit_backing_meta(const struct backing *b, const char *status,
 	       "\"promised_kb\": %lu}\n", b->name, cur->name, status,
 	       esc, page_kb, b->page_kb);
 	fflush(stdout);
-}
-
-/* not inlined: every caller runs the one loop the tests look at */
-__attribute__((noinline)) void **chase_blocks(void **p, uint64_t blocks)
-{
-	while (blocks--) {
-		p = *p; p = *p; p = *p; p = *p;
-		p = *p; p = *p; p = *p; p = *p;
-		p = *p; p = *p; p = *p; p = *p;
-		p = *p; p = *p; p = *p; p = *p;
-	}
-	return p;
-}
-
-/* -- layout ---------------------------------------------------------------- */
-
-uint64_t page_line_key(uint64_t seed)
-{
-	/* a key of its own, so lines do not follow the chase's cycle order */
-	return mix64(seed ^ 0x6c696e6573ULL);
 }
 
 /* -- options --------------------------------------------------------------- */
@@ -635,6 +414,8 @@ static void parse_opts(int argc, char **argv)
 	if (opts.backings)
 		check_backings(opts.backings);
 	if (cur->check && cur->check(why, sizeof(why)))
+		die_usage("%s", why);
+	if (cur->tlb && tlb_use_check(cur->tlb->model, why, sizeof(why)))
 		die_usage("%s", why);
 	if (sizes_arg)
 		parse_sizes(&opts, sizes_arg);
@@ -1239,8 +1020,10 @@ int runner_sizes(const char *list)
 
 int runner_main(int argc, char **argv)
 {
+	static struct row_table table;
+	static char src[64];
 	struct counters c;
-	char header[2048];
+	char why[300];
 	int off, rc;
 
 	if (bench_count() != 1) {
@@ -1249,9 +1032,9 @@ int runner_main(int argc, char **argv)
 		return 70;
 	}
 	cur = bench_at(0);
-	ncols = bench_cols(cur, cols, header, sizeof(header));
-	if (ncols < 0) {
-		fprintf(stderr, "runner: %s\n", header);
+	table = bench_table(cur, src, sizeof(src));
+	if (rows_begin(&table, why, sizeof(why))) {
+		fprintf(stderr, "runner: %s\n", why);
 		return 70;
 	}
 	off = aslr_off(argv);
@@ -1260,6 +1043,8 @@ int runner_main(int argc, char **argv)
 	pin(&opts);
 	check_timer();
 	counters_open(&c);
+	if (cur->tlb)
+		tlb_use_start(cur->tlb, &c);
 	if (cur->start)
 		cur->start(&c);
 
@@ -1272,10 +1057,9 @@ int runner_main(int argc, char **argv)
 	progress("pinned to CPU %d, timer resolution %.0f ns, %d sizes",
 		 opts.cpu, timer_res_ns, opts.nsizes);
 
-	bench_header(cols, ncols, header, sizeof(header));
-	printf("@header %s %s\n", cur->name, header);
+	emit_header();
 	rc = run_all(&c);
 	backing_cleanup();
-	printf("@done %s %d\n", cur->name, rc);
+	emit_done(rc);
 	return rc;
 }

@@ -24,14 +24,11 @@
  * of the largest size.  `@meta order` says which, per size and point,
  * with the order of every round.
  *
- * Line protocol on stdout (read by bench/run.py; see results/README.md):
- *   @header <bench> <csv header>     once, before the first row
- *   @row <bench> <csv fields>        one per completed measurement
- *   @meta <key> <json>               metadata (method, counters, backing,
- *                                    order, ...)
- *   @error <bench> <text>            a loud failure (also on stderr)
- *   @done <bench> <exit status>      the last line
- *   anything else                    progress, echoed by the host
+ * The line protocol on stdout (read by bench/run.py; see results/README.md)
+ * is bench/rows.h's, which this header includes: a benchmark's table is
+ * its name and .columns (bench_table()), and it writes its rows with
+ * emit_row(), its failures with emit_error() and progress with progress().
+ * The runner writes the @header, @meta and @done lines.
  */
 #ifndef BENCH_RUNNER_H
 #define BENCH_RUNNER_H
@@ -41,11 +38,12 @@
 
 #include "backing.h"
 #include "counters.h"
+#include "layout.h"
+#include "rows.h"
 #include "stats.h"
+#include "tlbuse.h"
 
 #define MAX_SIZES 128
-#define LINE 64
-#define PAGE 4096
 
 /* how an option's value is parsed into *dst */
 enum opt_kind {
@@ -93,13 +91,6 @@ struct bench_ctx {
 	int pt;				/* index into points (repetition hooks) */
 };
 
-/* one column of a benchmark's .columns, parsed (bench_cols()) */
-#define MAX_COLS 48
-struct bench_col {
-	char name[40];
-	char fmt[8];
-};
-
 struct bench {
 	const char *name;
 	const char *desc;
@@ -108,7 +99,7 @@ struct bench {
 	 * the printf conversion of its value: "%s", "%d", "%u", or
 	 * "%.<digits>f" / "%.<digits>g" of a double ("wss_bytes %u, cv
 	 * %.4f").  The header, the contract and every row's fields come
-	 * from it alone (emit_row()).
+	 * from it alone (emit_row(), bench/rows.h).
 	 */
 	const char *columns;
 	/*
@@ -138,6 +129,12 @@ struct bench {
 	int (*check)(char *why, size_t n);
 	/* once the counters are open, before the metadata; may be NULL */
 	void (*start)(struct counters *c);
+	/*
+	 * The TLB model it replays or reports (tlbuse.h), or NULL.  The
+	 * runner checks its --model with the other options, and once the
+	 * counters are open resolves auto and prints its geometry.
+	 */
+	struct tlb_use *tlb;
 	/*
 	 * Faults a new mapping's first len bytes in, in place of the
 	 * runner's memset from its pinned thread; with it the runner binds
@@ -180,6 +177,11 @@ struct bench {
 /* the registered benchmarks, in link order (build/bench/<name> has one) */
 int bench_count(void);
 const struct bench *bench_at(int i);
+/*
+ * b's table of rows (bench/rows.h); src, n: a buffer for the file it
+ * names when a row does not fit ("bench/<name>.c")
+ */
+struct row_table bench_table(const struct bench *b, char *src, size_t n);
 /* the runner-wide options, {NULL}-terminated */
 extern const struct bench_opt runner_opts[];
 
@@ -191,14 +193,6 @@ extern const struct bench_opt runner_opts[];
 int order_rows(int n);
 void order_row(int n, uint64_t row, int *out);
 
-/*
- * The dependent chase of chase.c and tlbreach.c: blocks x CHASE_UNROLL
- * hops from p, each load the address of the next; returns where it ended
- * (store it to a volatile so the compiler keeps the loop).
- */
-#define CHASE_UNROLL 16
-void **chase_blocks(void **p, uint64_t blocks);
-
 /* main() of build/bench/<name> */
 int runner_main(int argc, char **argv);
 /* bench/run.py's checks through benchtool (runner.c): exit 64 on bad input */
@@ -209,79 +203,5 @@ int runner_sizes(const char *list);
 double now_ns(void);
 /* warn once per run when a repetition is shorter than the clock resolves */
 void check_duration(double ns);
-
-/*
- * One field of a row: a value of the kind its column's conversion takes
- * ('s', 'd', 'u' or 'f'), or, with ok 0, an empty field (a counter that
- * did not count, a figure that does not apply).
- */
-struct cell {
-	char kind;
-	int ok;
-	union {
-		const char *s;
-		long long d;
-		unsigned long long u;
-		double f;
-	} v;
-};
-
-#define CELL_S(x) ((struct cell){ 's', 1, { .s = (x) } })
-#define CELL_D(x) ((struct cell){ 'd', 1, { .d = (x) } })
-#define CELL_U(x) ((struct cell){ 'u', 1, { .u = (x) } })
-#define CELL_F(x) ((struct cell){ 'f', 1, { .f = (x) } })
-/* a double, or an empty field unless ok */
-#define CELL_OPT(ok_, x) ((struct cell){ 'f', !!(ok_), { .f = (x) } })
-#define CELL_OPT_U(ok_, x) ((struct cell){ 'u', !!(ok_), { .u = (x) } })
-#define NCELLS(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
-/*
- * Writes "@row <bench> <fields>" from n cells, one per column of the
- * running benchmark, each printed with its column's conversion.  A row
- * whose count or kinds do not match the columns is a bug in the
- * benchmark: an @error naming the column, and the run ends (status 70).
- */
-void emit_row(const struct cell *row, int n);
-/* a conversion's kind ('s', 'd', 'u', 'f'); 0 if emit_row() prints none */
-int bench_col_kind(const char *fmt);
-/*
- * b->columns parsed into c[MAX_COLS]: their count, or -1 and why (not
- * "name conversion", a conversion emit_row() does not print, a name
- * listed twice, values_of no %s column)
- */
-int bench_cols(const struct bench *b, struct bench_col *c, char *why,
-	       size_t n);
-/* the CSV header: the k column names joined by commas */
-void bench_header(const struct bench_col *c, int k, char *buf, size_t n);
-void emit_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void json_str(char *dst, size_t n, const char *s);
-/* prints s (a comma list) as a JSON array of strings */
-void json_list(FILE *f, const char *s);
-
-/*
- * a bijection of 64-bit integers (splitmix64's finaliser); inline, since
- * stream's stride kernel runs it once per access
- */
-static inline uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/*
- * The byte offset, inside 4 KB page `page` of a page hop, of the page's
- * one element: a line picked by a keyed mix64 of the page number, so that
- * inside a huge page (where physical address bits 6-20 or 6-29 equal the
- * virtual ones) the lines spread over the cache sets the way 4 KB pages'
- * scattered frames do.  key: page_line_key(seed); the same for every
- * backing, so comparisons stay paired.
- */
-uint64_t page_line_key(uint64_t seed);
-static inline size_t page_line(size_t page, uint64_t key)
-{
-	return (size_t)(mix64(page + key) % (PAGE / LINE)) * LINE;
-}
 
 #endif

@@ -7,161 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner.h"
+#include "rawcpuid.h"
+#include "rows.h"
 #include "tlbcpuid.h"
 #include "tlbmodel.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-static void cpuid_insn(uint32_t leaf, uint32_t sub, uint32_t r[4])
-{
-	__cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
-}
-#define HAVE_CPUID 1
-#else
-#define HAVE_CPUID 0
-static void cpuid_insn(uint32_t leaf, uint32_t sub, uint32_t r[4])
-{
-	(void)leaf;
-	(void)sub;
-	memset(r, 0, 4 * sizeof(r[0]));
-}
-#endif
-
-enum { EAX, EBX, ECX, EDX };
 static const char *const level_names[2] = { "l1", "l2" };
 static const char *const sz_names[3] = { "4K", "2M", "1G" };
 static const unsigned long sz_kb[3] = { 4, 2048, 1048576 };
-
-static const uint32_t *leaf(const struct tlb_cpuid *c, uint32_t l, uint32_t s)
-{
-	int i;
-
-	for (i = 0; i < c->n; i++)
-		if (c->l[i].leaf == l && c->l[i].sub == s)
-			return c->l[i].r;
-	return NULL;
-}
-
-static void add(struct tlb_cpuid *c, uint32_t l, uint32_t s,
-		const uint32_t r[4])
-{
-	if (c->n == TLB_CPUID_MAX)
-		return;
-	c->l[c->n].leaf = l;
-	c->l[c->n].sub = s;
-	memcpy(c->l[c->n].r, r, 4 * sizeof(r[0]));
-	c->n++;
-}
-
-static void from_insn(struct tlb_cpuid *c)
-{
-	uint32_t r[4], max, xmax, s, nsub;
-
-	cpuid_insn(0, 0, r);
-	max = r[EAX];
-	add(c, 0, 0, r);
-	cpuid_insn(1, 0, r);
-	add(c, 1, 0, r);
-	if (r[ECX] >> 31) {
-		cpuid_insn(0x40000000, 0, r);
-		add(c, 0x40000000, 0, r);
-	}
-	if (max >= 0x18) {
-		cpuid_insn(0x18, 0, r);
-		nsub = r[EAX];
-		for (s = 0; s <= nsub && s < 16; s++) {
-			cpuid_insn(0x18, s, r);
-			add(c, 0x18, s, r);
-		}
-	}
-	cpuid_insn(0x80000000, 0, r);
-	xmax = r[EAX];
-	add(c, 0x80000000, 0, r);
-	for (s = 0x80000005; s <= 0x80000019; s++)
-		if (xmax >= s && (s <= 0x80000006 || s == 0x80000019)) {
-			cpuid_insn(s, 0, r);
-			add(c, s, 0, r);
-		}
-}
-
-static int from_file(struct tlb_cpuid *c, const char *path, char *why,
-		     size_t n)
-{
-	FILE *f = fopen(path, "r");
-	char line[256];
-	uint32_t l, s, r[4];
-
-	if (!f)
-		return snprintf(why, n, "BENCH_CPUID_FILE %s: cannot open it; "
-				"name a file of recorded leaves or unset it",
-				path), -1;
-	while (fgets(line, sizeof(line), f))
-		if (line[0] != '#' && sscanf(line, "%x %x %x %x %x %x", &l, &s,
-					     &r[0], &r[1], &r[2], &r[3]) == 6)
-			add(c, l, s, r);
-	fclose(f);
-	return 0;
-}
-
-/* vendor, family, model, stepping (SDM's display rule) and hypervisor */
-static void identify(struct tlb_cpuid *c)
-{
-	const uint32_t *r0 = leaf(c, 0, 0), *r1 = leaf(c, 1, 0);
-	const uint32_t *hv = leaf(c, 0x40000000, 0);
-	unsigned base;
-
-	if (r0) {
-		memcpy(c->vendor, &r0[EBX], 4);
-		memcpy(c->vendor + 4, &r0[EDX], 4);
-		memcpy(c->vendor + 8, &r0[ECX], 4);
-	}
-	if (!r1)
-		return;
-	base = (r1[EAX] >> 8) & 0xf;
-	c->family = base + (base == 0xf ? (r1[EAX] >> 20) & 0xff : 0);
-	c->model = (r1[EAX] >> 4) & 0xf;
-	if (base == 0x6 || base == 0xf)
-		c->model |= ((r1[EAX] >> 16) & 0xf) << 4;
-	c->stepping = r1[EAX] & 0xf;
-	if ((r1[ECX] >> 31) && hv) {
-		memcpy(c->hypervisor, &hv[EBX], 4);
-		memcpy(c->hypervisor + 4, &hv[ECX], 4);
-		memcpy(c->hypervisor + 8, &hv[EDX], 4);
-	} else if (r1[ECX] >> 31) {
-		strcpy(c->hypervisor, "unnamed");
-	}
-}
-
-int tlb_cpuid_load(struct tlb_cpuid *c, char *why, size_t n)
-{
-	const char *path = getenv("BENCH_CPUID_FILE");
-
-	memset(c, 0, sizeof(*c));
-	if (path && *path) {
-		snprintf(c->from, sizeof(c->from), "%s", path);
-		if (from_file(c, path, why, n))
-			return -1;
-	} else if (HAVE_CPUID) {
-		snprintf(c->from, sizeof(c->from), "the cpuid instruction");
-		from_insn(c);
-	} else {
-		return snprintf(why, n, "no CPUID on this architecture"), -1;
-	}
-	identify(c);
-	return 0;
-}
-
-void tlb_cpuid_dump(const struct tlb_cpuid *c)
-{
-	int i;
-
-	printf("# LEAF SUBLEAF EAX EBX ECX EDX, from %s\n", c->from);
-	for (i = 0; i < c->n; i++)
-		printf("%08x %08x %08x %08x %08x %08x\n", c->l[i].leaf,
-		       c->l[i].sub, c->l[i].r[0], c->l[i].r[1], c->l[i].r[2],
-		       c->l[i].r[3]);
-}
 
 /* -- decoding ------------------------------------------------------------ */
 
@@ -198,11 +51,11 @@ static void amd_l2(struct tlb_sizes *t, int lvl, int sz, uint32_t r)
 	t->ways[lvl][sz] = w;
 }
 
-static void amd_geo(const struct tlb_cpuid *c, struct tlb_cpuid_geo *g)
+static void amd_geo(const struct cpuid_leaves *c, struct tlb_cpuid_geo *g)
 {
-	const uint32_t *l5 = leaf(c, 0x80000005, 0);
-	const uint32_t *l6 = leaf(c, 0x80000006, 0);
-	const uint32_t *l19 = leaf(c, 0x80000019, 0);
+	const uint32_t *l5 = cpuid_leaf(c, 0x80000005, 0);
+	const uint32_t *l6 = cpuid_leaf(c, 0x80000006, 0);
+	const uint32_t *l19 = cpuid_leaf(c, 0x80000019, 0);
 
 	if (l5) {
 		amd_l1(&g->t, 0, l5[EBX]);
@@ -231,13 +84,13 @@ static void spec_array(char lv[2][128], int lvl, const char *sizes,
 }
 
 /* Intel leaf 0x18: the data, unified and load-only structures */
-static void intel_geo(const struct tlb_cpuid *c, struct tlb_cpuid_geo *g,
+static void intel_geo(const struct cpuid_leaves *c, struct tlb_cpuid_geo *g,
 		      char lv[2][128])
 {
 	const uint32_t *r;
 	uint32_t s;
 
-	for (s = 0; (r = leaf(c, 0x18, s)); s++) {
+	for (s = 0; (r = cpuid_leaf(c, 0x18, s)); s++) {
 		unsigned type = r[EDX] & 0x1f, lvl = (r[EDX] >> 5) & 7;
 		unsigned ways = r[EBX] >> 16, e = ways * r[ECX], k;
 		char sizes[16] = "";
@@ -265,13 +118,14 @@ static void intel_geo(const struct tlb_cpuid *c, struct tlb_cpuid_geo *g,
 	snprintf(g->leaves, sizeof(g->leaves), "0x18");
 }
 
-void tlb_cpuid_geometry(const struct tlb_cpuid *c, struct tlb_cpuid_geo *g)
+void tlb_cpuid_geometry(const struct cpuid_leaves *c,
+			struct tlb_cpuid_geo *g)
 {
 	char lv[2][128] = { "", "" };
 	int l, k;
 
 	memset(g, 0, sizeof(*g));
-	if (!strcmp(c->vendor, "GenuineIntel") && leaf(c, 0x18, 0)) {
+	if (!strcmp(c->vendor, "GenuineIntel") && cpuid_leaf(c, 0x18, 0)) {
 		intel_geo(c, g, lv);
 	} else if (!strcmp(c->vendor, "AuthenticAMD") ||
 		   !strcmp(c->vendor, "HygonGenuine")) {
@@ -304,7 +158,7 @@ int tlb_model_sizes(const char *name, struct tlb_sizes *t)
 	int l, k, i, eff;
 
 	memset(t, 0, sizeof(*t));
-	if (tlb_init(&m, name))
+	if (tlb_init_host(&m, name))
 		return -1;
 	for (l = 0; l < 2; l++)
 		for (k = 0; k < 3; k++) {
@@ -322,26 +176,38 @@ int tlb_model_sizes(const char *name, struct tlb_sizes *t)
 
 /* -- auto, and the report --------------------------------------------------- */
 
-static struct tlb_cpuid host;
+static struct cpuid_leaves host;
 static struct tlb_cpuid_geo host_geo;
 static int host_state;		/* 0 unread, 1 read, -1 unreadable */
 static char host_why[300];
 
-static const struct tlb_cpuid *host_cpuid(void)
+/* tlb_source() of TLB_CPUID_MODEL */
+#define CPUID_SOURCE "CPUID leaves of this CPU (benchtool tlbgeometry)"
+
+/* the leaves, read once, and their geometry handed to the model */
+static const struct cpuid_leaves *host_cpuid(void)
 {
 	if (!host_state) {
-		host_state = tlb_cpuid_load(&host, host_why, sizeof(host_why))
+		host_state = cpuid_load(&host, host_why, sizeof(host_why))
 			     ? -1 : 1;
 		if (host_state > 0)
 			tlb_cpuid_geometry(&host, &host_geo);
+		tlb_hand_geometry(TLB_CPUID_MODEL, host_geo.spec[0] ?
+				  host_geo.spec : NULL, CPUID_SOURCE);
 	}
 	return host_state > 0 ? &host : NULL;
+}
+
+int tlb_init_host(struct tlb_model *m, const char *name)
+{
+	host_cpuid();
+	return tlb_init(m, name);
 }
 
 const char *tlb_auto_model(const char *preset, const char *cpu, char *why,
 			   size_t n)
 {
-	const struct tlb_cpuid *c = host_cpuid();
+	const struct cpuid_leaves *c = host_cpuid();
 
 	if (preset) {
 		snprintf(why, n, "auto: preset %s fits %s", preset, cpu);
@@ -389,7 +255,7 @@ static size_t levels_json(const char *model, char *b, size_t n)
 	size_t o = 0;
 	int l, k, i, eff;
 
-	if (tlb_init(&m, model))
+	if (tlb_init_host(&m, model))
 		return snprintf(b, n, "null");
 	for (l = 0; l < 2; l++) {
 		const struct tlb_array *a = l ? m.l2 : m.l1;
@@ -441,18 +307,13 @@ static size_t disagreements(const char *model, const struct tlb_cpuid_geo *g,
 	return o + snprintf(b + o, o < n ? n - o : 0, "]");
 }
 
-const char *tlb_cpuid_spec(void)
-{
-	return host_cpuid() && host_geo.spec[0] ? host_geo.spec : NULL;
-}
-
 #define NOTE "hypervisors may rewrite these leaves; under one they are " \
 	"cross-checked, never used on their own"
 
 /* "cpu": {...}, "cpuid": {...}: what the leaves say */
 static size_t cpuid_json(const char *model, char *b, size_t n)
 {
-	const struct tlb_cpuid *c = host_cpuid();
+	const struct cpuid_leaves *c = host_cpuid();
 	char e[2][400], t[2][300], d[600];
 	size_t o;
 
@@ -494,7 +355,7 @@ int tlb_report_json(const char *model, const char *why, char *buf, size_t n)
 
 	json_str(w, sizeof(w), why ? why : "");
 	strcpy(geo, "null");
-	if (!none && !tlb_init(&m, model)) {
+	if (!none && !tlb_init_host(&m, model)) {
 		tlb_geometry_json(&m, model, geo, sizeof(geo));
 		tlb_free(&m);
 	} else if (!none) {
@@ -518,7 +379,7 @@ void tlb_emit_model_meta(const char *model, const char *why)
 	struct tlb_model m;
 
 	json_str(w, sizeof(w), why ? why : "");
-	if (!strcmp(model, TLB_NO_MODEL) || tlb_init(&m, model)) {
+	if (!strcmp(model, TLB_NO_MODEL) || tlb_init_host(&m, model)) {
 		printf("@meta tlb_geometry {\"name\": null, \"why\": %s}\n", w);
 	} else {
 		if (!tlb_geometry_json(&m, model, buf, sizeof(buf)))

@@ -17,12 +17,8 @@
  * CPUID is cross-checked against the preset, and under a hypervisor it is
  * never used on its own.
  *
- * Where the leaves come from: the cpuid instruction on the calling CPU,
- * or, when BENCH_CPUID_FILE names a file, recorded leaves, one per line
- * "LEAF SUBLEAF EAX EBX ECX EDX" in hex ('#' starts a comment), as
- * `benchtool tlbgeometry --dump` writes them.  The same file then gives
- * the CPU's vendor, family and model (pmu_host_cpuid), so a test can
- * stand in any CPU (tests/bench/fixtures/cpuid-*.txt).
+ * The leaves themselves, from the instruction or BENCH_CPUID_FILE, are
+ * rawcpuid.h's.
  */
 #ifndef BENCH_TLBCPUID_H
 #define BENCH_TLBCPUID_H
@@ -30,20 +26,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TLB_CPUID_MAX 64
+#include "rawcpuid.h"
+#include "tlbmodel.h"
+
 /* the model name of no model: model columns stay empty */
 #define TLB_NO_MODEL "none"
 /* the model name of the geometry CPUID reports */
 #define TLB_CPUID_MODEL "cpuid"
-
-struct tlb_cpuid {
-	int n;
-	struct { uint32_t leaf, sub, r[4]; } l[TLB_CPUID_MAX];
-	char vendor[13];
-	unsigned family, model, stepping;
-	char hypervisor[13];	/* leaf 0x40000000's signature; "" if none */
-	char from[300];		/* "the cpuid instruction" or the file */
-};
 
 /* per level (l1, l2) and page size (4K, 2M, 1G): 0 entries is none */
 struct tlb_sizes {
@@ -58,11 +47,9 @@ struct tlb_cpuid_geo {
 	char why[200];		/* when !have */
 };
 
-/* reads the leaves (see above); 0, or -1 with why */
-int tlb_cpuid_load(struct tlb_cpuid *c, char *why, size_t n);
-/* the leaves as BENCH_CPUID_FILE lines */
-void tlb_cpuid_dump(const struct tlb_cpuid *c);
-void tlb_cpuid_geometry(const struct tlb_cpuid *c, struct tlb_cpuid_geo *g);
+/* the data-TLB geometry the leaves report */
+void tlb_cpuid_geometry(const struct cpuid_leaves *c,
+			struct tlb_cpuid_geo *g);
 /* a model's own table (entries of the array holding each size whole) */
 int tlb_model_sizes(const char *name, struct tlb_sizes *t);
 /*
@@ -73,8 +60,13 @@ int tlb_model_sizes(const char *name, struct tlb_sizes *t);
  */
 const char *tlb_auto_model(const char *preset, const char *cpu, char *why,
 			   size_t n);
-/* the geometry this CPU's CPUID reports as a spec, or NULL */
-const char *tlb_cpuid_spec(void);
+/*
+ * tlb_init() of a preset, a spec or TLB_CPUID_MODEL: the leaves are read
+ * first (once), and their geometry handed to the model under that name
+ * (tlb_hand_geometry()), so that tlb_spec(), tlb_source() and
+ * tlb_geometry_json() know it from then on
+ */
+int tlb_init_host(struct tlb_model *m, const char *name);
 /*
  * The whole picture as one JSON object (benchtool tlbgeometry, and the
  * chase's "@meta tlb_geometry" with geometry: model, why, source, spec,

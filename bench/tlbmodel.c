@@ -108,7 +108,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tlbcpuid.h"
 #include "tlbmodel.h"
 
 /*
@@ -221,18 +220,29 @@ static void l1_lru(char *out, size_t n, const char *spec)
 	snprintf(out + o, n - o, "%s", POLICY);
 }
 
+/* the geometry handed in (tlb_hand_geometry()); name "" if none */
+static struct {
+	char name[32], spec[256], source[300];
+	int have;
+} handed;
+
+void tlb_hand_geometry(const char *name, const char *spec,
+		       const char *source)
+{
+	snprintf(handed.name, sizeof(handed.name), "%s", name);
+	/* a hardware report says nothing of replacement: the presets' */
+	handed.have = !!spec;
+	if (spec)
+		l1_lru(handed.spec, sizeof(handed.spec), spec);
+	snprintf(handed.source, sizeof(handed.source), "%s" UNDOC, source);
+}
+
 const char *tlb_spec(const char *name)
 {
-	static char cpuid_spec[256];
 	int i;
 
-	/* CPUID says nothing of replacement: the presets' policies */
-	if (!strcmp(name, TLB_CPUID_MODEL)) {
-		if (!tlb_cpuid_spec())
-			return name;
-		l1_lru(cpuid_spec, sizeof(cpuid_spec), tlb_cpuid_spec());
-		return cpuid_spec;
-	}
+	if (handed.name[0] && !strcmp(name, handed.name))
+		return handed.have ? handed.spec : name;
 	for (i = 0; tlb_presets[i].name; i++)
 		if (!strcmp(tlb_presets[i].name, name))
 			return tlb_presets[i].spec;
@@ -488,9 +498,8 @@ const char *tlb_source(const char *name)
 {
 	int i;
 
-	if (!strcmp(name, TLB_CPUID_MODEL))
-		return "CPUID leaves of this CPU (benchtool tlbgeometry)"
-		       UNDOC;
+	if (handed.name[0] && !strcmp(name, handed.name))
+		return handed.source;
 	for (i = 0; tlb_presets[i].name; i++)
 		if (!strcmp(tlb_presets[i].name, name))
 			return tlb_presets[i].source;
@@ -688,16 +697,4 @@ int tlb_geometry_json(const struct tlb_model *m, const char *name,
 		      "\"leaves_out\": \"%s\"}", policy_names[m->policy],
 		      TLB_LEAVES_OUT);
 	return o < n ? 0 : -1;
-}
-
-void tlb_emit_meta(const char *name)
-{
-	struct tlb_model m;
-	char buf[4096];
-
-	if (tlb_init(&m, name))
-		return;
-	if (!tlb_geometry_json(&m, name, buf, sizeof(buf)))
-		printf("@meta tlb_geometry %s\n", buf);
-	tlb_free(&m);
 }

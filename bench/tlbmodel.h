@@ -146,9 +146,17 @@ int tlb_geometry_json(const struct tlb_model *m, const char *name,
 int tlb_holder(const struct tlb_array *arr, int n, unsigned long page_kb,
 	       int *eff);
 const char *tlb_size_name(int sz);
-/* a preset's source, the CPUID geometry's, or "custom" */
+/* a preset's source, the handed geometry's, or "custom" */
 const char *tlb_source(const char *name);
-/* prints "@meta tlb_geometry {...}" for name; nothing if it is invalid */
-void tlb_emit_meta(const char *name);
+/*
+ * Hands the model a geometry under a name of its own, beside the presets:
+ * the model reads no CPU itself, so tlbcpuid.c hands it the geometry this
+ * CPU's CPUID reports (TLB_CPUID_MODEL, tlb_init_host()).  spec: a spec as
+ * above, given the presets' replacement policies (LRU in the L1); NULL:
+ * the name has none here (tlb_init() refuses it).  source: where it is
+ * from, for tlb_source().  A later call replaces it.
+ */
+void tlb_hand_geometry(const char *name, const char *spec,
+		       const char *source);
 
 #endif

@@ -243,14 +243,10 @@ static int check(char *why, size_t n)
 
 /*
  * The TLB model's geometry for this CPU (or why there is none), so that
- * the summary can put the knees beside it (plots/render.py model_reach).
+ * the summary can put the knees beside it (plots/render.py model_reach):
+ * the runner resolves auto and prints it (no --model, no replay here).
  */
-static void start(struct counters *c)
-{
-	static struct tlb_use tlb = TLB_USE_INIT("auto");
-
-	tlb_use_start(&tlb, c);
-}
+static struct tlb_use tlb = TLB_USE_INIT("auto");
 
 static const struct bench tlbreach_bench = {
 	.name = "tlbreach",
@@ -267,7 +263,7 @@ static const struct bench tlbreach_bench = {
 	.lower_is_better = 1,
 	.opts = tlbreach_opts,
 	.check = check,
-	.start = start,
+	.tlb = &tlb,
 	.measure = measure,
 };
 BENCH_REGISTER(tlbreach_bench);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner.h"
+#include "rows.h"
 #include "tlbcpuid.h"
 #include "tlbmodel.h"
 #include "tlbuse.h"
@@ -29,7 +29,7 @@ int tlb_use_check(const char *name, char *why, size_t n)
 
 	if (!strcmp(name, "auto") || !strcmp(name, TLB_NO_MODEL))
 		return 0;
-	if (!tlb_init(&m, name)) {
+	if (!tlb_init_host(&m, name)) {
 		tlb_free(&m);
 		return 0;
 	}
@@ -44,12 +44,32 @@ int tlb_use_check(const char *name, char *why, size_t n)
 	return -1;
 }
 
+/*
+ * --model auto for the pinned core: its preset (bench/pmu.c's list), else
+ * the geometry its CPUID reports on bare metal, else TLB_NO_MODEL
+ * (tlb_auto_model, bench/tlbcpuid.h); why says which and why.
+ */
+static const char *auto_model(const struct counters *c, char *why, size_t n)
+{
+	const char *p = c->model ? pmu_preset(c->model, c->pmu) : NULL;
+	const char *m;
+	char cpu[160];
+
+	snprintf(cpu, sizeof(cpu), "%s (perf model %s, PMU %s)",
+		 c->cpuid[0] ? c->cpuid : "an unidentified CPU",
+		 c->model ? c->model->model : "none", c->pmu);
+	m = tlb_auto_model(p, cpu, why, n);
+	if (!p)
+		progress("warning: %s", why);
+	return m;
+}
+
 void tlb_use_start(struct tlb_use *u, const struct counters *c)
 {
 	char why[600] = "";
 
 	if (!strcmp(u->model, "auto"))
-		u->model = counters_model_preset(c, why, sizeof(why));
+		u->model = auto_model(c, why, sizeof(why));
 	else if (!strcmp(u->model, TLB_NO_MODEL))
 		snprintf(why, sizeof(why), "--model none: no preset fits the "
 			 "CPU the run was planned on (bench/run.py says why)");
@@ -72,7 +92,7 @@ static int replay(const struct tlb_use *u, const char *base,
 	uint64_t k;
 	int pass, i;
 
-	if (n < 1 || n > TLB_USE_MAX_CHAINS || tlb_init(&m, u->model))
+	if (n < 1 || n > TLB_USE_MAX_CHAINS || tlb_init_host(&m, u->model))
 		return -1;
 	memcpy(p, starts, n * sizeof(p[0]));
 	for (pass = 0; pass < 2; pass++) {

@@ -4,7 +4,9 @@
  * for every benchmark that models (chase, mlp) or reports the model's
  * geometry (tlbreach): the --model and --model-cap options, their check
  * and its error message, --model auto, the model_preset column, and the
- * replay of a benchmark's own chains through the model.
+ * replay of a benchmark's own chains through the model.  A benchmark
+ * names its struct tlb_use in its struct bench (.tlb), and the runner
+ * calls the check and the start; the benchmark, the rest.
  *
  * The replay follows the chains as they lie in memory, interleaved as the
  * benchmark's loop runs them (one chain: the chase's cycle), model_cap

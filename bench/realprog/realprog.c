@@ -36,7 +36,8 @@
  * driver wherever the scheduler puts it.  A run with another output, the
  * wrong pages or a fallback is still a row, with valid = 0, an @error, and
  * is left out of the medians (plots/render.py).  One "@row realprog" per
- * run; the columns are in results/README.md.
+ * run, written through bench/rows.h against realprog/table.h's columns
+ * (their meaning: results/README.md).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -56,13 +57,12 @@
 #include <unistd.h>
 
 #include "backing.h"
+#include "layout.h"
 #include "realprog/backings.h"
+#include "realprog/table.h"
+#include "rows.h"
 #include "size.h"
 
-#define COLUMNS "backing,rep,page_kb,huge_pct,wall_s,user_s,sys_s,minflt," \
-		"majflt,maxrss_kb,big_kb,resident_kb,huge_kb,fallback," \
-		"out_bytes,out_fnv,corpus_bytes,program,cpu,samples," \
-		"page_agree,valid"
 #define MIN_BIG (1UL << 20)	/* a "big" mapping; hugepreload's default */
 #define MAX_BACKINGS 16
 #define MAX_VOTES 4		/* distinct page sizes a run's samples saw */
@@ -97,13 +97,6 @@ struct run {
 };
 
 static char corpus[PATH_MAX + 64];	/* the corpus file, while it exists */
-
-static uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 /* -- the corpus ----------------------------------------------------------- */
 
@@ -164,11 +157,17 @@ static int write_corpus(const char *path, char *why, size_t n)
 
 /* -- backings -------------------------------------------------------------- */
 
-/* a signal that ends us takes the corpus and a hugetlbfs mount with it */
-static void cleanup_signal(int sig)
+static void remove_corpus(void)
 {
 	if (corpus[0])
 		unlink(corpus);
+	corpus[0] = 0;
+}
+
+/* a signal that ends us takes the corpus and a hugetlbfs mount with it */
+static void cleanup_signal(int sig)
+{
+	remove_corpus();
 	backing_cleanup();
 	signal(sig, SIG_DFL);
 	raise(sig);
@@ -321,7 +320,7 @@ static void err_lines(struct run *r, const unsigned char *p, ssize_t n)
 		}
 		r->err_line[r->err_len] = 0;
 		r->fallback |= !!strstr(r->err_line, "hugepreload:");
-		printf("realprog: xz stderr: %s\n", r->err_line);
+		progress("xz stderr: %s", r->err_line);
 		r->err_len = 0;
 		if (c != '\n')
 			r->err_line[r->err_len++] = c;
@@ -427,18 +426,25 @@ static int run_once(const char *b, const char *corpus, struct run *r)
 
 /* -- the loop and the protocol --------------------------------------------- */
 
+/* one row, in the order of realprog/table.h's columns */
 static void emit(const char *b, int rep, const struct run *r, int valid)
 {
-	printf("@row realprog %s,%d,%lu,%.1f,%.3f,%.3f,%.3f,%ld,%ld,%ld,%lu,"
-	       "%lu,%lu,%d,%llu,%016llx,%zu,xz -%d -T1,%d,%d,%d,%d\n", b, rep,
-	       r->page_kb,
-	       r->resident_kb ? 100.0 * r->huge_kb / r->resident_kb : 0.0,
-	       r->wall_s, r->user_s, r->sys_s, r->minflt, r->majflt,
-	       r->maxrss_kb, r->big_kb, r->resident_kb, r->huge_kb,
-	       r->fallback, r->out_bytes, (unsigned long long)r->out_fnv,
-	       opt.corpus, opt.level, opt.cpu, r->samples, r->page_agree,
-	       valid);
-	fflush(stdout);
+	double huge_pct =
+		r->resident_kb ? 100.0 * r->huge_kb / r->resident_kb : 0.0;
+	char fnv[17], program[32];
+	const struct cell row[] = {
+		CELL_S(b), CELL_D(rep), CELL_U(r->page_kb), CELL_F(huge_pct),
+		CELL_F(r->wall_s), CELL_F(r->user_s), CELL_F(r->sys_s),
+		CELL_D(r->minflt), CELL_D(r->majflt), CELL_D(r->maxrss_kb),
+		CELL_U(r->big_kb), CELL_U(r->resident_kb), CELL_U(r->huge_kb),
+		CELL_D(r->fallback), CELL_U(r->out_bytes), CELL_S(fnv),
+		CELL_U(opt.corpus), CELL_S(program), CELL_D(opt.cpu),
+		CELL_D(r->samples), CELL_D(r->page_agree), CELL_D(valid),
+	};
+
+	snprintf(fnv, sizeof(fnv), "%016llx", (unsigned long long)r->out_fnv);
+	snprintf(program, sizeof(program), "xz -%d -T1", opt.level);
+	emit_row(row, NCELLS(row));
 }
 
 /* " off none thp ...": realprog_backings, for messages */
@@ -528,7 +534,7 @@ static int verify(const char *b, const struct run *r, char *why, size_t n)
 		return 0;
 	/* THP is advice, not a promise: the row says what it got */
 	if (!strcmp(b, "thp") && r->page_kb) {
-		printf("realprog: thp: %s\n", why);
+		progress("thp: %s", why);
 		return 0;
 	}
 	return -1;
@@ -544,11 +550,10 @@ static int measure(const char *list[], int nb, const char *corpus)
 		for (i = 0; i < nb; i++) {
 			const char *b = list[(i + rep) % nb];
 
-			printf("realprog: %s rep %d\n", b, rep + 1);
+			progress("%s rep %d", b, rep + 1);
 			if (run_once(b, corpus, &r)) {
 				record(b, "failed", "xz failed", 0);
-				printf("@error realprog %s: xz exited with an "
-				       "error\n", b);
+				emit_error("%s: xz exited with an error", b);
 				rc = 2;
 				continue;
 			}
@@ -561,7 +566,7 @@ static int measure(const char *list[], int nb, const char *corpus)
 			bad = r.out_fnv != first.out_fnv ||
 			      verify(b, &r, why, sizeof(why));
 			if (bad) {
-				printf("@error realprog %s: %s\n", b, why);
+				emit_error("%s: %s", b, why);
 				rc = 2;
 			}
 			emit(b, rep + 1, &r, !bad);
@@ -698,9 +703,13 @@ int main(int argc, char **argv)
 	int nb, rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (rows_begin(&realprog_table, why, sizeof(why))) {
+		fprintf(stderr, "realprog: %s\n", why);
+		return 70;
+	}
 	check_backings();
 	parse(argc, argv);
-	printf("@header realprog %s\n", COLUMNS);
+	emit_header();
 	printf("@meta realprog {\"program\": \"xz -%d -T1 -c (stdin: the "
 	       "corpus)\", \"corpus_bytes\": %zu, \"seed\": %llu, \"reps\": "
 	       "%d, \"sample_ms\": %d, \"preload\": \"%s\", \"cpu\": %d}\n",
@@ -713,16 +722,17 @@ int main(int argc, char **argv)
 	signal(SIGHUP, cleanup_signal);
 	snprintf(corpus, sizeof(corpus), "%s/realprog-corpus-%d", opt.dir,
 		 (int)getpid());
+	/* also when a row that does not fit its columns ends us (exit 70) */
+	atexit(remove_corpus);
 	if (write_corpus(corpus, why, sizeof(why))) {
-		printf("@error realprog %s\n", why);
-		printf("@done realprog 2\n");
+		emit_error("%s", why);
+		emit_done(2);
 		return 2;
 	}
 	rc = measure(list, nb, corpus);
 	emit_outcomes();
-	unlink(corpus);
-	corpus[0] = 0;
+	remove_corpus();
 	backing_cleanup();
-	printf("@done realprog %d\n", rc);
+	emit_done(rc);
 	return rc;
 }

@@ -21,11 +21,12 @@ $(PRELOAD_SO): bench/realprog/hugepreload.c bench/size.c bench/size.h \
 	$(BENCH_CC) -shared -fPIC -O2 -Wall -Wextra -g -Ibench -o $@ $< \
 		bench/size.c -ldl
 
-# the backings are the contract's: it links their table and checks
-REALPROG_LIB := bench/backing.c bench/hostfacts.c bench/size.c
+# the backings are the contract's: it links their table and checks; its
+# rows go out through the benchmarks' line protocol (bench/rows.c)
+REALPROG_LIB := bench/backing.c bench/hostfacts.c bench/rows.c bench/size.c
 $(REALPROG): bench/realprog/realprog.c bench/realprog/backings.h \
-		$(REALPROG_LIB) $(REALPROG_LIB:.c=.h) bench/realprog/realprog.mk \
-		| $(BENCH_DIR)
+		bench/realprog/table.h bench/layout.h $(REALPROG_LIB) \
+		$(REALPROG_LIB:.c=.h) bench/realprog/realprog.mk | $(BENCH_DIR)
 	$(BENCH_CC) $(BENCH_CFLAGS) -Ibench -o $@ $< $(REALPROG_LIB)
 
 .PHONY: bench-realprog-native

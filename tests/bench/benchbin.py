@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """Runs one benchmark binary of build/bench directly and parses its line
-protocol (bench/runner.h): the tests of the C benchmarks use this rather
+protocol (bench/rows.h): the tests of the C benchmarks use this rather
 than bench/run.py, so they see exactly what the binary printed."""
 import csv
 import io

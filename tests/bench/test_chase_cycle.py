@@ -39,7 +39,7 @@ class TestChaseCycle(unittest.TestCase):
             self.assertEqual(c["pages"], pages, c)
             self.assertEqual(c["most_in_a_page"], 1, c)
             self.assertEqual(c["unaligned"], 0, c)
-            # the element's line in each page is spread (runner.h,
+            # the element's line in each page is spread (layout.h,
             # page_line): 11 pages use 11 slots at most, 384 nearly all 64
             # (the layout is a function of the seed: no chance involved)
             self.assertGreaterEqual(c["line_slots"], min(pages * 3 // 4, 48),

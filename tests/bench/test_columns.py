@@ -4,7 +4,9 @@
 from it, and a row that does not fit it fails loudly.  In a copy of
 bench/, chase.c is drifted three ways (a column without a field, a field without a column, a
 field of another kind than its column's conversion); each build runs and
-must end with an @error naming the column, status 70, and no row."""
+must end with an @error naming the column, status 70, and no row.
+realprog writes its rows through the same protocol (bench/rows.h) against
+its own table (bench/realprog/table.h), drifted the same three ways."""
 import glob
 import os
 import re
@@ -16,6 +18,8 @@ import unittest
 from benchbin import BenchRun
 from common import BINDIR, ROOT, benchtool
 import json
+
+from test_contract import fake_xz
 
 CHASE_COLS = re.compile(r"\t\.columns = .*?\",\n", re.S)
 
@@ -133,6 +137,86 @@ class TestColumnValues(unittest.TestCase):
         self.assertEqual(run.returncode, 0, run.describe())
         self.assertEqual([r["kernel"] for r in run.rows],
                          ["copy", "scale", "add", "triad"])
+
+
+# realprog's table: its columns string, and its drifts as chase's
+REALPROG_COLS = re.compile(r"\t\.columns = .*?\",\n", re.S)
+REALPROG_DRIFTS = [
+    ("a column without a field",
+     lambda t: t.replace('valid %d"', 'valid %d, extra %d"'),
+     "extra", "no field"),
+    ("a field without a column",
+     lambda t: t.replace(', valid %d"', '"'),
+     "(past the last)", "a field"),
+    ("a field of another kind",
+     lambda t: t.replace("huge_pct %.1f", "huge_pct %d"),
+     "huge_pct", "a value of another kind"),
+]
+
+
+class TestRealprogDrift(unittest.TestCase):
+    """realprog, built from a copy of bench/ whose table.h drifted, runs
+    a stand-in for xz on "off" and must refuse its first row."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dir = os.path.join(cls.tmp.name, "bench")
+        shutil.copytree(os.path.join(ROOT, "bench"), cls.dir,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        cls.xz = fake_xz(cls.tmp.name)
+        with open(os.path.join(ROOT, "bench", "realprog", "table.h")) as f:
+            cls.table = f.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def build(self, name, edit):
+        cols = REALPROG_COLS.search(self.table)
+        self.assertTrue(cols, "no .columns in bench/realprog/table.h")
+        drifted = edit(cols.group(0))
+        self.assertNotEqual(drifted, cols.group(0), name)
+        with open(os.path.join(self.dir, "realprog", "table.h"), "w") as f:
+            f.write(self.table.replace(cols.group(0), drifted))
+        binary = os.path.join(self.tmp.name, name)
+        p = subprocess.run(
+            ["gcc", "-O0", "-Wall", "-Wextra", "-I" + self.dir, "-o", binary,
+             os.path.join(self.dir, "realprog", "realprog.c"),
+             os.path.join(self.dir, "backing.c"),
+             os.path.join(self.dir, "rows.c")],
+            capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        return binary
+
+    def run_realprog(self, binary):
+        work = tempfile.mkdtemp(dir=self.tmp.name)
+        p = subprocess.run(
+            [binary, "--backings", "off", "--reps", "1", "--corpus", "4K",
+             "--xz", self.xz, "--preload", self.xz, "--dir", work],
+            capture_output=True, text=True, timeout=120)
+        # the corpus goes whatever ends the run (atexit in realprog.c)
+        self.assertEqual(os.listdir(work), [], p.stdout)
+        return p
+
+    def test_undrifted_copy_writes_rows(self):
+        """The control: the same build of the copy, undrifted, runs."""
+        p = self.run_realprog(self.build("same", lambda t: t + "\n"))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("@row realprog off,1,", p.stdout)
+
+    def test_drift_fails_naming_the_column(self):
+        for i, (what, edit, col, why) in enumerate(REALPROG_DRIFTS):
+            with self.subTest(what):
+                p = self.run_realprog(self.build("drift%d" % i, edit))
+                self.assertEqual(p.returncode, 70, p.stdout + p.stderr)
+                self.assertNotIn("@row realprog ", p.stdout)
+                err = [l for l in p.stdout.splitlines()
+                       if l.startswith("@error realprog ")]
+                self.assertEqual(len(err), 1, p.stdout)
+                self.assertIn("bench/realprog/realprog.c: a row of", err[0])
+                self.assertIn("column %s gets %s" % (col, why), err[0])
+                self.assertIn("@done realprog 70", p.stdout)
 
 
 if __name__ == "__main__":

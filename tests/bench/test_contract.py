@@ -4,11 +4,36 @@ read is what the binaries really do (columns, options, backings)."""
 import json
 import os
 import subprocess
+import tempfile
 import unittest
 
 from benchbin import BenchRun
 from common import BINDIR, benchtool
 from common import contract as contract_py
+
+
+# A stand-in for xz (realprog --xz), whatever its options: 8 MB of 4 kB
+# pages touched and held long enough for realprog's smaps samples (its
+# first after 5 ms), then stdin to stdout.
+FAKE_XZ = """#!/usr/bin/python3
+import mmap, sys, time
+m = mmap.mmap(-1, 8 << 20)
+m.madvise(mmap.MADV_NOHUGEPAGE)
+for i in range(0, len(m), 4096):
+    m[i] = 1
+time.sleep(0.2)
+sys.stdout.buffer.write(sys.stdin.buffer.read())
+"""
+
+
+def fake_xz(folder):
+    """FAKE_XZ written to folder; also a readable file for realprog's
+    --preload, which its backing "off" does not load."""
+    path = os.path.join(folder, "fake-xz")
+    with open(path, "w") as f:
+        f.write(FAKE_XZ)
+    os.chmod(path, 0o755)
+    return path
 
 
 def contract():
@@ -129,6 +154,26 @@ class TestBadOptions(unittest.TestCase):
             self.assertEqual(p.returncode, 64, (bench, args, p.stderr))
             self.assertIn(msg, p.stderr, (bench, args))
             self.assertNotIn("@header", p.stdout, (bench, args))
+
+
+class TestRealprogTable(unittest.TestCase):
+    """realprog's columns are exported as a benchmark's are, and they are
+    the header and the fields of what the binary writes."""
+
+    def test_columns_are_the_binary_header(self):
+        t = contract()["realprog"]
+        self.assertEqual(t["binary"], "realprog")
+        self.assertEqual(contract_py.load().realprog["columns"], t["columns"])
+        with tempfile.TemporaryDirectory() as d:
+            xz = fake_xz(d)
+            run = BenchRun(t["binary"], ["--backings", "off", "--reps", "1",
+                                         "--corpus", "4K", "--xz", xz,
+                                         "--preload", xz, "--dir", d])
+        self.assertEqual(run.returncode, 0, run.describe())
+        self.assertEqual(run.header, t["columns"])
+        self.assertEqual(len(run.rows), 1, run.describe())
+        self.assertEqual(run.rows[0]["backing"], "off")
+        self.assertEqual(set(t["text"]), {"backing", "out_fnv", "program"})
 
 
 if __name__ == "__main__":

@@ -298,7 +298,9 @@ class Preload(unittest.TestCase):
     # backs it), touches it, and writes the backing's FAKE_OUT_<backing>
     # (or "same"); its stderr line names the CPUs it may run on.  With
     # FAKE_HUGE_LATER it then moves to a MAP_HUGETLB mapping: its pages
-    # change in the middle of the run.
+    # change in the middle of the run.  With FAKE_HUGE_HALF it maps 64 MB
+    # of MAP_HUGETLB instead and touches half of it; with FAKE_HUGE_SOME,
+    # 36 MB of 4 kB pages and 24 MB of 2 MB pages (40 % huge).
     FAKE_XZ = """#!/usr/bin/python3
 import mmap, os, sys, time
 sys.stdin.buffer.read()
@@ -310,6 +312,30 @@ for piece in ("cp", "us ", status.split("Cpus_allowed_list:")[1].split()[0],
     sys.stderr.write(piece)
     sys.stderr.flush()
     time.sleep(0.01)
+if os.environ.get("FAKE_HUGE_HALF"):
+    m = mmap.mmap(-1, 64 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+                  | 0x40000)
+    for i in range(0, 32 << 20, 2 << 20):
+        m[i] = 1
+    time.sleep(0.3)
+    sys.stdout.write("same")
+    sys.exit(0)
+if os.environ.get("FAKE_HUGE_SOME"):
+    small = mmap.mmap(-1, 36 << 20, flags=mmap.MAP_PRIVATE
+                      | mmap.MAP_ANONYMOUS)
+    small.madvise(mmap.MADV_NOHUGEPAGE)
+    for i in range(0, len(small), 4096):
+        small[i] = 1
+    m = mmap.mmap(-1, 24 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+                  | 0x40000)
+    for i in range(0, len(m), 2 << 20):
+        m[i] = 1
+    time.sleep(0.3)
+    sys.stdout.write("same")
+    sys.stdout.flush()
+    # at once: an exit that unmapped the 4 kB pages first would leave a
+    # last sample mostly huge
+    os._exit(0)
 buf = bytearray(64 << 20)
 for i in range(0, len(buf), 4096):
     buf[i] = 1
@@ -403,9 +429,11 @@ sys.stdout.write("same")
             self.assertGreaterEqual(int(r["samples"]), 5, r)
             self.assertEqual(r["page_agree"], r["samples"], r)
             self.assertEqual((r["page_kb"], r["valid"]), ("4", "1"), r)
-        # each repetition starts one backing further
+        # each repetition starts one backing further, so that neither
+        # always runs first (cold caches, page cache)
         self.assertEqual([(r["backing"], r["rep"]) for r in rows],
-                         [("off", "1"), ("none", "1"), ("none", "2"), ("off", "2")])
+                         [("off", "1"), ("none", "1"), ("none", "2"),
+                          ("off", "2")])
         p, rows = self.fake_driver("off", {}, "--cpu", "0")
         self.assertEqual({r["cpu"] for r in rows}, {"0"})
         self.assertEqual(p.stdout.count("xz stderr: cpus 0\n"), 2)
@@ -442,6 +470,34 @@ sys.stdout.write("same")
             self.assertLess(int(r["page_agree"]), int(r["samples"]), r)
             self.assertEqual(r["valid"], "0", r)
         self.assertIn("smaps samples", p.stdout)
+
+    def test_realprog_huge_pct_of_what_was_resident(self):
+        """huge_pct is the share of what was resident that is on huge
+        pages, not of the big mappings' size: 64 MB of 2 MB pages with
+        half of them touched is all huge."""
+        self.need_pool()
+        p, rows = self.fake_driver("off", {"FAKE_HUGE_HALF": "1"})
+        self.assertEqual(len(rows), 2, p.stdout + p.stderr)
+        for r in rows:
+            big, res, huge = (int(r[k]) for k in ("big_kb", "resident_kb",
+                                                  "huge_kb"))
+            self.assertGreaterEqual(big, 65536, r)
+            self.assertGreaterEqual(huge, 32768, r)
+            self.assertAlmostEqual(float(r["huge_pct"]), 100.0 * huge / res,
+                                   delta=0.06, msg=r)
+            self.assertGreater(float(r["huge_pct"]), 75, r)
+
+    def test_realprog_page_size_of_most_of_it(self):
+        """A sample votes for the page size holding most of what was
+        resident: with 40 % on 2 MB pages, every sample says 4 kB."""
+        self.need_pool()
+        p, rows = self.fake_driver("off", {"FAKE_HUGE_SOME": "1"})
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(len(rows), 2, p.stdout)
+        for r in rows:
+            self.assertTrue(30 < float(r["huge_pct"]) < 45, r)
+            self.assertEqual((r["page_kb"], r["page_agree"], r["valid"]),
+                             ("4", r["samples"], "1"), r)
 
     def test_realprog_backings_are_the_contracts(self):
         """Past off and none, realprog's backings are rows of the backing

@@ -88,6 +88,18 @@ class Load(unittest.TestCase):
         with self.assertRaisesRegex(contract.ContractError, "no \"benches\""):
             contract.load(self.write({"backings": []}))
 
+    def test_realprog_table(self):
+        """realprog's columns are the contract's, as a benchmark's are."""
+        c = contract.load(self.FIXTURE)
+        self.assertEqual(c.realprog["columns"][:2], ["backing", "rep"])
+        with open(self.FIXTURE) as f:
+            data = json.load(f)
+        del data["realprog"]["columns"]
+        with self.assertRaisesRegex(contract.ContractError,
+                                    'no "realprog" table with name, binary, '
+                                    'columns .*table.h: rebuild it'):
+            contract.load(self.write(data))
+
     def test_unknown_names_are_errors_that_list_the_known(self):
         c = contract.load(self.FIXTURE)
         with self.assertRaisesRegex(contract.ContractError, "no backing 'nosuch'.*devzero"):
