@@ -188,6 +188,63 @@ class SummaryNumbers(unittest.TestCase):
                                   "2 chains", "4 chains"])
         self.assertEqual(out, [["devzero", "4 MiB", "80.0 ns (80.0)",
                                 "45.0 ns (90.0)", "25.0 ns (100)"]])
+        # emulated time says so in the title, hardware time does not
+        tcg = self.render.benches.module("mlp").section_of(table, {"timing_source": "tcg"})
+        self.assertIn("not what a CPU does", tcg.title)
+        self.assertNotIn("not what a CPU does", sec.title)
+
+    def test_setup_ratio_against_devhugetlb_of_the_same_page_size(self):
+        # 1 GB rows against devhugetlb-1G (100 + 10 = 110), 2 MB rows
+        # against devhugetlb (10 + 2 = 12): 220 / 110 = 2.00, not 220 / 12
+        rows = FAULT_ROWS + [
+            fault("devhugetlb-1G", 1048576, "setup", us_per_call=100, prepare=10),
+            fault("maphugetlb-1G", 1048576, "setup", us_per_call=220, prepare=0)]
+        d = tempfile.mkdtemp(prefix="summary-1g-")
+        self.addCleanup(shutil.rmtree, d)
+        write(os.path.join(d, "fault.csv"), FAULT, rows)
+        run = self.render.Run(d, {"timing_source": "kvm"})
+        secs = {s.title.split(" (")[0]: s.rows for s in self.render.collect(run)[1]}
+        got = {r[0]: r[-1] for r in
+               secs["Setup cost of the hugetlb backings against devhugetlb"]}
+        self.assertEqual((got["devhugetlb-1G"], got["maphugetlb-1G"]), ("1.00x", "2.00x"))
+        self.assertEqual(got["maphugetlb"], "1.71x")
+
+    def test_a_hop_without_counters_is_modelled(self):
+        # the line hop counted walks, the page hop did not: its section is
+        # the model's, whatever the other hop had
+        rows = [dict(r, hop=h, walks_per_1k=r["walks_per_1k"] if h == "line" else "")
+                for r in CHASE_ROWS for h in ("line", "page")]
+        d = tempfile.mkdtemp(prefix="summary-hops-")
+        self.addCleanup(shutil.rmtree, d)
+        write(os.path.join(d, "chase.csv"), CHASE, rows)
+        run = self.render.Run(d, {"timing_source": "kvm"})
+        titles = [s.title for s in self.render.collect(run)[1]
+                  if s.title.startswith("Page walks saved")]
+        line = [t for t in titles if "hop line" in t]
+        page = [t for t in titles if "hop page" in t]
+        self.assertTrue(line and page, titles)
+        self.assertIn("(measured", line[0])
+        self.assertIn("(MODEL, not measured)", page[0])
+
+
+class Marks(unittest.TestCase):
+    def test_thp_fallbacks_are_summed(self):
+        # rows that fell back 3 and 5 times: 8 ranges, not 2 rows
+        render = load_render()
+        rows = [{"thp_fallbacks": "3"}, {"thp_fallbacks": "0"}, {"thp_fallbacks": "5"}]
+        fs = type("Rows", (), {"rows": rows})()
+        self.assertIn("thp: 8 2 MB ranges fell back to 4 KB pages (thp_fallbacks)",
+                      render.benches.module("faultscale").marks(fs))
+
+
+class Header(unittest.TestCase):
+    def test_a_column_the_contract_does_not_have_is_refused(self):
+        render = load_render()
+        d = tempfile.mkdtemp(prefix="summary-header-")
+        self.addCleanup(shutil.rmtree, d)
+        write(os.path.join(d, "fault.csv"), FAULT + ["from_another_layout"], FAULT_ROWS)
+        t = render.Run(d, {"timing_source": "kvm"}).table("fault")
+        self.assertIn("header is not the contract's columns", t.problem or "")
 
 
 if __name__ == "__main__":
