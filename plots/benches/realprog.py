@@ -77,7 +77,9 @@ def section_of(rows, meta):
         n = sum(1 for r in kept if r["backing"] == b)
         pk, pct = med(b, "page_kb")[0], med(b, "huge_pct")[0]
         fb = sum(1 for r in rows if r["backing"] == b and invalid(r))
+        res = med(b, "resident_kb")[0]
         out.append([b, "n/a" if pk is None else f"{pk:.0f} kB, {pct or 0:.0f}% huge", str(n),
+                    "n/a" if res is None else fmt_bytes(res * 1024),
                     spread(med(b, "cpu_s"), n), ratio(b, "cpu_s"),
                     spread(med(b, "wall_s"), n), ratio(b, "wall_s"),
                     spread(med(b, "user_s"), n),
@@ -91,10 +93,13 @@ def section_of(rows, meta):
             "the first backing's, or other pages than promised in an smaps sample), counted "
             "under 'excluded'; user_s, sys_s and minflt from wait4's "
             "rusage, wall_s from CLOCK_MONOTONIC; pages from the program's smaps; "
+            "resident: the working set, the median of resident_kb (the program's big "
+            "mappings resident at the smaps sample with the most, what it touched of the "
+            "about 700 MB xz -9 allocates); "
             "user+sys_s the median of each run's user_s + sys_s (huge pages move cost into "
             "the kernel: clearing and faults, which user time alone leaves out); "
             "vs none = the median / none's median of the same column",
-            ["backing", "pages", "runs", "user+sys_s", "user+sys vs none", "wall_s",
+            ["backing", "pages", "runs", "resident", "user+sys_s", "user+sys vs none", "wall_s",
              "wall vs none", "user_s", "minflt", "excluded"], out, RANK)
 
 

@@ -508,24 +508,30 @@ class RealProgSection(unittest.TestCase):
         # marked invalid (valid 0): excluded.  thp against none: user +
         # sys 10 / 15 = 0.667x, wall 17 / 25 = 0.680x.  Runs counted: the
         # kept ones, 3 and 2.  majflt (7) is no column of the table.
+        # resident_kb (the working set): none 1024, 3072, 2048 -> median
+        # 2048 kB = 2 MiB; thp 4096, 6144 -> 5120 kB = 5 MiB (the
+        # excluded runs' 99 and 1 left out).
         sys.path.insert(0, PLOTS)
         from benches import realprog
 
-        def run(b, kb, user, sys_s, wall, flt, fallback=0, valid=1):
+        def run(b, kb, user, sys_s, wall, flt, res, fallback=0, valid=1):
             return {k: str(v) for k, v in dict(
                 backing=b, page_kb=kb, huge_pct=0 if kb == 4 else 100, user_s=user,
-                sys_s=sys_s, wall_s=wall, minflt=flt, majflt=7, fallback=fallback,
-                valid=valid, program="xz -9", corpus_bytes=16 * MIB).items()}
-        rows = [run("none", 4, 10, 2, 20, 1000), run("none", 4, 12, 3, 30, 3000),
-                run("none", 4, 15, 5, 25, 2500), run("none", 4, 99, 99, 99, 99, fallback=1),
-                run("thp", 2048, 8, 1, 16, 10), run("thp", 2048, 9, 2, 18, 30),
-                run("thp", 2048, 1, 1, 1, 1, valid=0)]
+                sys_s=sys_s, wall_s=wall, minflt=flt, majflt=7, resident_kb=res,
+                fallback=fallback, valid=valid, program="xz -9",
+                corpus_bytes=16 * MIB).items()}
+        rows = [run("none", 4, 10, 2, 20, 1000, 1024), run("none", 4, 12, 3, 30, 3000, 3072),
+                run("none", 4, 15, 5, 25, 2500, 2048),
+                run("none", 4, 99, 99, 99, 99, 99, fallback=1),
+                run("thp", 2048, 8, 1, 16, 10, 4096), run("thp", 2048, 9, 2, 18, 30, 6144),
+                run("thp", 2048, 1, 1, 1, 1, 1, valid=0)]
         sec = realprog.section_of(rows, {"timing_source": "kvm"})
         got = {r[0]: " | ".join(r) for r in sec.rows}
         self.assertEqual(list(got), ["none", "thp"])
-        for b, nums in (("none", ["3", "12.0", "15.0", "25.0", "2500", "1.000x"]),
-                        ("thp", ["2", "8.50", "10.0", "17.0", "20.0", "0.667x",
-                                 "0.680x"])):
+        for b, nums in (("none", ["3", "2 MiB", "12.0", "15.0", "25.0", "2500",
+                                  "1.000x"]),
+                        ("thp", ["2", "5 MiB", "8.50", "10.0", "17.0", "20.0",
+                                 "0.667x", "0.680x"])):
             for n in nums:
                 self.assertRegex(got[b], r"(^|[ (])%s\b" % re.escape(n), b)
         for b in ("none", "thp"):
