@@ -621,15 +621,17 @@ class RealProg(unittest.TestCase):
         # the headline is user + sys: none's user_s runs 16.404, 16.8,
         # 16.2 with sys_s 0.5, so 16.904, 17.3, 16.7: median 16.9; thp's
         # user 14.0 and user + sys 14.9 (the fixture's sys_s); its fourth
-        # run wrote other output: counted, not in the medians
+        # run wrote other output: counted, not in the medians.  The
+        # working set (resident_kb): none's runs 172900 kB, 168.8 MiB; thp's
+        # and maphugetlb's 260096 kB, 254 MiB
         self.assertRegex(rows["none"],
-                         r" 3 +16\.9 s \(median; 16\.7\.\.17\.3\) +1\.000x +"
+                         r" 3 +168\.8 MiB +16\.9 s \(median; 16\.7\.\.17\.3\) +1\.000x +"
                          r"\S+ s \(median; [^)]*\) +1\.000x +"
                          r"16\.4 s \(median; 16\.2\.\.16\.8\) .* 1$")
-        self.assertRegex(rows["thp"], r"2048 kB, 100% huge +3 +14\.9 s .* 0\.880x")
+        self.assertRegex(rows["thp"], r"2048 kB, 100% huge +3 +254 MiB +14\.9 s .* 0\.880x")
         # its fourth run fell back to 4 kB pages: counted, not in the medians
         self.assertRegex(rows["maphugetlb"],
-                         r"2048 kB, 100% huge +3 +14\.5 s \(median; 14\.4\.\.14\.6\) .* 1$")
+                         r"2048 kB, 100% huge +3 +254 MiB +14\.5 s \(median; 14\.4\.\.14\.6\) .* 1$")
 
     def test_wall_column_is_wall_time(self):
         # none's wall_s runs 50.876, 48.1, 49.0 (the invalid fourth left
