@@ -41,10 +41,15 @@ import contract  # noqa: E402
 import benchrun as bench_run  # noqa: E402  (bench/run.py's code)
 
 PROMPT = "hugetlb# "
+MB = 1 << 20
 DEVICES = {"qemu": ("x86_64", "arm64"), "ipxe": ("x86_64",),
            "uboot": ("arm64",)}
 DEFAULT_DEVICE_TYPE = {"qemu": "qemu", "ipxe": "x86",
                        "uboot": "bcm2711-rpi-4-b"}
+# The board a hardware job is sized for unless --board names the lab's:
+# MEM,CPUS (bench/run.py --board); the quick profile needs 7 to 8 GB.
+# The largest Raspberry Pi 4 has 8 GB and four cores.
+DEFAULT_BOARD = {"ipxe": "8G,4", "uboot": "8G,4"}
 # What each benchmark's metric counts, for lava-test-case --units.
 UNITS = {"ns_per_access": "ns", "us_per_call": "us", "us_per_mb": "us/MB",
          "faults_per_s": "faults/s", "gb_per_s": "GB/s", "mb_per_s": "MB/s"}
@@ -73,10 +78,12 @@ class JobError(Exception):
 
 def guest_plan(args, c):
     """bench/run.py's plan for this profile in a guest; a board is a real
-    core, so there the chase picks its own TLB model (--model auto)."""
+    core, so there the chase picks its own TLB model (--model auto), and
+    TCG's time does not bind it: the plan is sized as a native run's for
+    the board's memory and CPUs (--board)."""
     argv = ["--mode", "guest", "--profile", args.profile, "--arch", args.arch]
     if args.device != "qemu":
-        argv += ["--model", "auto"]
+        argv += ["--model", "auto", "--board", args.board]
     return bench_run.plan_run(argv, c)
 
 
@@ -142,6 +149,8 @@ def test_action(args, plan, c):
             "device": args.device, "device_type": args.device_type,
             "memory_mb": plan["mem_mb"], "git_rev": plan["git_rev"],
             "benches": plan["benches"]}
+    if args.device != "qemu":
+        meta["board"] = args.board      # what the plan was sized for
     steps = [
         "echo %s" % shlex.quote("@meta lava_job " + json.dumps(meta)),
         "cd /tmp",
@@ -218,6 +227,12 @@ def context(args, plan):
 def plan_for(args, c):
     run = guest_plan(args, c)
     cfg = qemu_config(run.cmds[0])
+    if args.device != "qemu" and cfg["memory_mb"] * MB > run.args.board_mem:
+        raise JobError("the %s profile needs %d MB (its pools, working sets "
+                       "and kernel) and the board has %s: name a bigger "
+                       "board (BOARD=MEM,CPUS) or a smaller profile"
+                       % (args.profile, cfg["memory_mb"],
+                          args.board.split(",")[0]))
     accel = "tcg" if args.device == "qemu" else "native"
     return {"kernel_args": kernel_args(cfg["kernel_args"].split(),
                                        args.device, accel, args.arch),
@@ -231,6 +246,12 @@ def plan_for(args, c):
 def job(args, c):
     plan = plan_for(args, c)
     actions = deploy_boot(args, plan) + [test_action(args, plan, c)]
+    # What the lab's machine needs: the pools are on the kernel command
+    # line and must fit in its memory; a board's plan is sized for it.
+    needs = {"hugetlb.profile": args.profile, "hugetlb.arch": args.arch,
+             "hugetlb.min_memory_mb": plan["mem_mb"]}
+    if args.device != "qemu":
+        needs["hugetlb.board"] = args.board
     total = DEPLOY_MIN + BOOT_MIN[args.device] + plan["test_min"] + 5
     doc = {
         "device_type": args.device_type,
@@ -240,11 +261,7 @@ def job(args, c):
                      "connection": {"minutes": 2}},
         "priority": "medium",
         "visibility": "public",
-        # What the lab's machine needs: the pools are on the kernel
-        # command line and must fit in its memory.
-        "metadata": {"hugetlb.profile": args.profile,
-                     "hugetlb.arch": args.arch,
-                     "hugetlb.min_memory_mb": plan["mem_mb"]},
+        "metadata": needs,
         "context": context(args, plan),
         "actions": actions,
     }
@@ -264,11 +281,21 @@ def parse_args(argv):
                     "with build/... below it (default: this tree)")
     ap.add_argument("--dtb", help="uboot: URL of the board's device tree "
                     "(default: ARTIFACTS/dtbs/DEVICE_TYPE.dtb)")
+    ap.add_argument("--board", metavar="MEM,CPUS",
+                    help="hardware: the board's RAM and CPUs, which size "
+                    "the profile (default: %s)" % ", ".join(
+                        "%s %s" % kv for kv in sorted(DEFAULT_BOARD.items())))
     ap.add_argument("--out", help="write here (default: stdout)")
     args = ap.parse_args(argv)
     if args.arch not in DEVICES[args.device]:
         ap.error("--device %s boots %s only, not --arch %s" % (
             args.device, " or ".join(DEVICES[args.device]), args.arch))
+    if args.device == "qemu" and args.board:
+        ap.error("--board sizes a hardware job; --device qemu runs in "
+                 "QEMU, sized by run-qemu.sh: drop --board")
+    args.board_defaulted = args.device != "qemu" and not args.board
+    if args.board_defaulted:
+        args.board = DEFAULT_BOARD[args.device]
     args.device_type = args.device_type or DEFAULT_DEVICE_TYPE[args.device]
     args.dtb = args.dtb or url(args, "dtbs/%s.dtb" % args.device_type)
     return args
@@ -293,6 +320,11 @@ def main(argv=None):
     warning = unbuilt_warning(args.arch)
     if warning:
         print("lava-job: %s" % warning, file=sys.stderr)
+    if args.board_defaulted:
+        print("lava-job: the %s job is sized for a board of %s of RAM and %s "
+              "CPUs (the default): name the lab's with BOARD=MEM,CPUS "
+              "(--board)" % ((args.device,) + tuple(args.board.split(","))),
+              file=sys.stderr)
     return 0
 
 

@@ -2,11 +2,13 @@
 # lava/lava.mk - the benchmarks on a LAVA lab.  Included by the Makefile.
 #
 #   make lava-job [PROFILE=quick] [ARCH=x86_64|arm64] [DEVICE=qemu|ipxe|uboot]
-#                 [ARTIFACTS=URL] [DEVICE_TYPE=name] [DTB=URL]
+#                 [ARTIFACTS=URL] [DEVICE_TYPE=name] [DTB=URL] [BOARD=MEM,CPUS]
 #       LAVA job YAML under build/lava/: the qemu job and the hardware one
 #       of ARCH (x86_64: iPXE from tftp; arm64: u-boot from tftp), or just
 #       DEVICE's.  ARTIFACTS is where the lab fetches build/kernel/... and
-#       build/initramfs*.cpio from (default: file:// this tree).
+#       build/initramfs*.cpio from (default: file:// this tree).  BOARD:
+#       the hardware's RAM and CPUs, for which its job is sized as a
+#       native run (default 8G,4).
 #   make lava-fetch JOB=N [SERVER=URL] [LAVA_IDENTITY=name] [RESULTS_DIR=dir]
 #       rebuild results/<id>/ (or RESULTS_DIR/<id>/) from LAVA job N's log
 #       (REST API at SERVER, token in $LAVA_TOKEN; else lavacli with its
@@ -27,6 +29,7 @@ DEVICE ?=
 ARTIFACTS ?=
 DEVICE_TYPE ?=
 DTB ?=
+BOARD ?=
 ifeq ($(ARCH),arm64)
 LAVA_DEVICES := $(or $(DEVICE),qemu uboot)
 else
@@ -41,6 +44,7 @@ lava-job: build/bench/benchtool
 			$(if $(ARTIFACTS),--artifacts $(ARTIFACTS)) \
 			$(if $(DEVICE_TYPE),--device-type $(DEVICE_TYPE)) \
 			$(if $(DTB),--dtb $(DTB)) \
+			$(if $(BOARD),$$([ $$d = qemu ] || echo --board $(BOARD))) \
 			--out $(LAVA_JOBS)/$(PROFILE)-$(ARCH)-$$d.yaml || exit; \
 	done
 	@if $(LAVA_PY) -c 'import lava_common' 2>/dev/null; then \

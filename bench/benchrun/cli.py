@@ -16,7 +16,7 @@ import sys
 import contract
 
 from . import check
-from .base import ROOT
+from .base import GB, MB, ROOT
 from .guest import guest_command, run_guest
 from .host import (NODE_POOL, ThpSettings, cpu_flags, git_rev, host_cpu,
                    loadavg, machine_state, mem_available, pinned_node,
@@ -101,6 +101,12 @@ def parse_args(argv, c):
                     "(every benchmark's but fault's), e.g. 1G or "
                     "16K,6M,1G: positive sizes with an optional K, M or G "
                     "suffix, by the benchmarks' own parser")
+    ap.add_argument("--board", metavar="MEM,CPUS",
+                    help="guest: plan for real hardware that boots this "
+                    "kernel and initramfs (a LAVA board: lava/job.py), "
+                    "with MEM of RAM (e.g. 16G) and CPUS CPUs, not for "
+                    "QEMU: sized as a native run is, since TCG's time "
+                    "does not bind it; plans only (--dry-run)")
     ap.add_argument("--dry-run", action="store_true",
                     help="check the options and the plan, print the "
                     "commands, run nothing (make bench does this before "
@@ -124,6 +130,8 @@ def parse_args(argv, c):
             args.size_list = check.sizes(args.sizes)
         except check.BadInput as e:
             ap.error(str(e))
+    if args.board is not None:
+        args.board_mem, args.board_cpus = board(ap, args)
     try:
         for b in args.benches.split(","):
             if b != REALPROG:
@@ -134,6 +142,22 @@ def parse_args(argv, c):
     except contract.ContractError as e:
         ap.error(str(e))
     return args
+
+
+def board(ap, args):
+    """(bytes, CPUs) of --board MEM,CPUS; refused outside a guest plan."""
+    if args.mode != "guest":
+        ap.error("--board plans a guest job for a board; --mode native "
+                 "measures this host: drop one")
+    mem, _, cpus = args.board.partition(",")
+    try:
+        sizes = check.sizes(mem)
+    except check.BadInput as e:
+        ap.error("--board %s: %s" % (args.board, e))
+    if len(sizes) != 1 or not cpus.isdigit() or int(cpus) < 1:
+        ap.error("--board %s: want MEM,CPUS, the board's RAM and CPU "
+                 "count, e.g. 16G,8" % args.board)
+    return sizes[0], int(cpus)
 
 
 def set_arch(ap, args):
@@ -232,6 +256,39 @@ class RunPlan:
     backings: set
 
 
+def sized_plan(args, c, benches, mem):
+    """(profile, invocations, backings) of the run for mem bytes of
+    memory, checked by the binaries' rules."""
+    # A board runs the guest's job on its own hardware: sized as a native
+    # run for its memory and CPUs.  Its LLC is not known here: streamk
+    # takes the profile's largest working set, and the binary says on the
+    # board whether STREAM's rule was met.
+    on_board = args.board is not None
+    p = profile(args.profile, "native" if on_board else args.mode, mem, c,
+                llc=host_llc() if args.mode == "native" else None,
+                arch=args.arch, reaches=model_reaches(args.tlb_model["arg"]),
+                cpus=args.board_cpus if on_board else None)
+    if on_board:
+        p["smp"] = args.board_cpus      # the job's CPUs (--print-config)
+        # the board's job runs the native-sized plan in one boot, with
+        # one timeout for all of it (native runs have none): four times
+        # the guest's, as no one here has timed it on hardware; a job cut
+        # short by it keeps every row it printed (lava/fetch.py)
+        p["timeout"] *= 4
+    if args.sizes is not None:
+        override_sizes(p, args.sizes, args.arch, top=max(args.size_list))
+    runs = invocations(p, args, args.tlb_model["arg"], benches, c)
+    check.invocations(runs)
+    selected = {b for bench, a in runs if bench != REALPROG
+                for b in backings_of(a)}
+    if REALPROG not in benches:
+        p.pop(REALPROG, None)
+    size_pools(p, with_1g=not args.no_1g and wants_1g(selected, c),
+               together=together(runs, c), mem_available=mem,
+               arch=args.arch)
+    return p, runs, selected
+
+
 def plan_run(argv, c):
     args = parse_args(argv, c)
     args.tlb_model = decide(args.model, args.arch,
@@ -241,22 +298,19 @@ def plan_run(argv, c):
         # said once, here: the binaries get --model none and stay quiet
         print("bench: " + args.tlb_model["why"], file=sys.stderr)
     benches = [b for b in args.benches.split(",") if b]
-    p = profile(args.profile, args.mode, mem_available(), c,
-                llc=None if args.mode == "guest" else host_llc(),
-                arch=args.arch, reaches=model_reaches(args.tlb_model["arg"]))
-    if args.sizes is not None:
-        override_sizes(p, args.sizes, args.arch, top=max(args.size_list))
+    on_board = args.board is not None
+    mem = args.board_mem if on_board else mem_available()
+    p, runs, selected = sized_plan(args, c, benches, mem)
+    # A board reserves every pool at boot, beside the 4 KB and THP
+    # working sets: where the plan for its RAM needs more (the full
+    # chase takes a third of the memory it is given), plan for less
+    # until it fits, or down to 1 GB (lava/job.py then refuses it).
+    while on_board and int(p["mem"].rstrip("M")) * MB > args.board_mem \
+            and mem > GB:
+        mem = mem * 3 // 4
+        p, runs, selected = sized_plan(args, c, benches, mem)
     for note in p["notes"]:
         print("bench: " + note, file=sys.stderr)
-    runs = invocations(p, args, args.tlb_model["arg"], benches, c)
-    check.invocations(runs)
-    selected = {b for bench, a in runs if bench != REALPROG
-                for b in backings_of(a)}
-    if REALPROG not in benches:
-        p.pop(REALPROG, None)
-    size_pools(p, with_1g=not args.no_1g and wants_1g(selected, c),
-               together=together(runs, c), mem_available=mem_available(),
-               arch=args.arch)
     if args.mode == "guest":
         cmds = [guest_command(p, args, runs, c)]
     else:
@@ -271,7 +325,12 @@ def main(argv=None):
     args, p, runs, cmds = plan.args, plan.profile, plan.runs, plan.cmds
     benches, selected = plan.benches, plan.backings
     guest = args.mode == "guest"
-    if guest:
+    if args.board is not None and not args.dry_run:
+        print("bench/run.py: --board plans a board's job (lava/job.py "
+              "--board); it boots nothing here: add --dry-run to see the "
+              "plan", file=sys.stderr)
+        return 2
+    if guest and args.board is None:
         check.guest(cmds[0], HOST_ROOT)
     else:
         check.native(p, HOST_ROOT)

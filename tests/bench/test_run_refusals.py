@@ -42,6 +42,12 @@ BAD = [
     (["--benches", "chase,chase"], ["chase listed twice", "name each once"]),
     (["--backings", "thp,thp"], ["thp listed twice", "name each once"]),
     (["--profile", "huge"], ["'huge'", "choose from"]),
+    # a board (lava/job.py): its RAM and CPU count, in a guest plan only,
+    # and planned, never booted here
+    (["--board", "16G"], ["--board 16G", "MEM,CPUS", "e.g. 16G,8"]),
+    (["--board", "16G,0"], ["--board 16G,0", "e.g. 16G,8"]),
+    (["--board", "0,4"], ["'0'", "above 0"]),
+    (["--board", "16G,4"], ["boots nothing here", "--dry-run"]),
 ]
 
 FAKE_QEMU = """#!/bin/sh
@@ -111,6 +117,68 @@ class Refused(unittest.TestCase):
             boot = f.read()
         # the sizes as the runner parses them, passed on as given
         self.assertIn("--sizes 1.5M,64K", boot)
+
+
+class BoardPlan(unittest.TestCase):
+    """--board MEM,CPUS (lava/job.py's hardware jobs): the guest's job,
+    sized as a native run for the board, not for TCG."""
+
+    def plan(self, *args):
+        p = subprocess.run([sys.executable, RUN_PY, "--mode", "guest",
+                            "--profile", "quick", "--model", "auto",
+                            "--dry-run"] + list(args),
+                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout.split()
+
+    @staticmethod
+    def after(words, bench, opt):
+        i = words.index("/usr/local/bin/" + bench)
+        return words[words.index(opt, i) + 1]
+
+    def test_sized_as_native_for_the_board(self):
+        tcg, board = self.plan(), self.plan("--board", "16G,6")
+        # the quick guest's STREAM arrays are 8 MB each (24 MB), its chase
+        # stops at 256 MB and its faultscale at the guest's 2 CPUs; the
+        # board's are the native quick profile's: 1 GB of arrays (no LLC
+        # known here), a chase to 1 GB, 1 to 6 tasks, which the check on
+        # this smaller host passes with --oversubscribe (rows say whether
+        # a count shared CPUs)
+        self.assertEqual(self.after(tcg, "streamk", "--sizes"), str(24 << 20))
+        self.assertEqual(self.after(board, "streamk", "--sizes"),
+                         str((1 << 30) // (3 * 4096) * 3 * 4096))
+        self.assertEqual(self.after(tcg, "chase", "--sizes").split(",")[-1],
+                         str(256 << 20))
+        self.assertEqual(self.after(board, "chase", "--sizes").split(",")[-1],
+                         str(1 << 30))
+        self.assertEqual(self.after(board, "chase", "--hop"), "both")
+        self.assertEqual(self.after(tcg, "faultscale", "--tasks"), "1,2")
+        self.assertEqual(self.after(board, "faultscale", "--tasks"),
+                         "1,2,3,4,5,6")
+        i = board.index("/usr/local/bin/faultscale")
+        self.assertIn("--oversubscribe", board[i:board.index("faultscale", i + 1)])
+        # one boot, its CPUs the board's, its timeout four times the guest's
+        self.assertEqual(board[board.index("--smp") + 1], "6")
+        self.assertEqual(int(board[board.index("--timeout") + 1]),
+                         4 * int(tcg[tcg.index("--timeout") + 1]))
+
+
+    def test_faultscale_fits_the_pool_on_many_cpus(self):
+        """tiny's 8 MB pool holds two tasks of one 2 MB page, twice over
+        (a cow task holds its file and its copies): on 16 CPUs the counts
+        stop at 2, saying so, where the region once became 0 (8 MB / 32
+        rounded down to whole 2 MB pages) and every faultscale refused."""
+        import benchrun
+        import contract
+        p = benchrun.profile("tiny", "native", c=contract.load(), cpus=16)
+        a = p["faultscale"]
+        region = int(a[a.index("--sizes") + 1])
+        tasks = [int(t) for t in a[a.index("--tasks") + 1].split(",")]
+        self.assertEqual(tasks, [1, 2])
+        self.assertEqual(region, 2 << 20)
+        self.assertLessEqual(2 * max(tasks) * region, p["max_bytes"])
+        self.assertTrue(any("faultscale stops at 2 tasks of 16 CPUs" in n
+                            for n in p["notes"]), p["notes"])
 
 
 class SizesAreTheRunnersRule(unittest.TestCase):

@@ -27,9 +27,11 @@ def have_lava_common():
 
 
 def write_job(out, profile, arch, device):
+    # full's sweep needs 14 GB, more than the default board (8G,4) has
+    board = ["--board", "16G,4"] if profile == "full" and device != "qemu" else []
     r = subprocess.run([sys.executable, "lava/job.py", "--profile", profile, "--arch", arch,
-                        "--device", device, "--out", out], cwd=ROOT, capture_output=True,
-                       text=True, timeout=120)
+                        "--device", device, "--out", out] + board, cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
     if r.returncode:
         raise AssertionError("lava/job.py %s %s %s: %s" % (profile, arch, device, r.stderr))
     with open(out) as f:
@@ -109,9 +111,11 @@ class LavaJobs(unittest.TestCase):
             if profile != "quick":
                 continue
             with self.subTest(job=os.path.basename(path)):
-                # a board is a real core: the chase picks its own TLB model
+                # a board is a real core: the chase picks its own TLB
+                # model, and the plan is sized for the default board
                 cmd = run_py_command(profile, arch,
-                                     *(() if device == "qemu" else ("--model", "auto")))
+                                     *(() if device == "qemu" else
+                                       ("--model", "auto", "--board", "8G,4")))
                 args = kernel_args(job)
                 self.assertIn("hugepagesz=2M", args)
                 self.assertEqual(args[args.index("hugepagesz=2M") + 1],
@@ -167,6 +171,45 @@ class LavaJobs(unittest.TestCase):
                            cwd=ROOT, capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 2)
         self.assertIn("--device ipxe boots x86_64 only", r.stderr)
+
+    def test_hardware_is_sized_for_the_board(self):
+        """A board runs the native-sized plan (issue 30: the hardware job
+        ran the TCG guest's, STREAM arrays of 8 MB each), for the board
+        named, and says which in the job's metadata and @meta line."""
+        out = os.path.join(self.tmp.name, "board.yaml")
+        r = subprocess.run([sys.executable, "lava/job.py", "--device", "ipxe",
+                            "--board", "16G,6", "--out", out], cwd=ROOT,
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("(the default)", r.stderr)
+        with open(out) as f:
+            job = yaml.safe_load(f)
+        self.assertEqual(job["metadata"]["hugetlb.board"], "16G,6")
+        run = test_steps(job)[-1]
+        self.assertEqual(shlex.split(run)[3:],
+                         ["--", "sh", "-c", run_py_command("quick", "x86_64", "--model", "auto",
+                                                           "--board", "16G,6")[-1]])
+        self.assertIn("--tasks 1,2,3,4,5,6 ", run)
+        self.assertNotIn("/usr/local/bin/streamk --sizes %d " % (24 << 20), run)
+        meta = json.loads(shlex.split(test_steps(job)[0])[1][len("@meta lava_job "):])
+        self.assertEqual(meta["board"], "16G,6")
+        # the default board is said once, with how to name the lab's
+        ipxe = next(j for j in self.jobs.values() if j[:3] == ("quick", "x86_64", "ipxe"))[3]
+        self.assertEqual(ipxe["metadata"]["hugetlb.board"], "8G,4")
+
+    def test_board_refusals(self):
+        for argv, words in (
+                (["--device", "uboot", "--arch", "arm64", "--board", "4G,4"],
+                 ["needs 8192 MB", "has 4G", "BOARD=MEM,CPUS"]),
+                (["--device", "qemu", "--board", "8G,2"], ["--device qemu", "drop --board"]),
+                (["--device", "ipxe", "--board", "8G"], ["--board 8G", "MEM,CPUS"])):
+            with self.subTest(argv=argv):
+                r = subprocess.run([sys.executable, "lava/job.py"] + argv, cwd=ROOT,
+                                   capture_output=True, text=True, timeout=120)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertNotIn("Traceback", r.stderr)
+                for w in words:
+                    self.assertIn(w, r.stderr)
 
 
 class LavaResults(unittest.TestCase):
