@@ -38,6 +38,10 @@
  * task's end: faults per second is all tasks' faults over that window;
  * overlap is the share of it in which all ran, and a row whose overlap is
  * below MIN_OVERLAP is marked (low_overlap) and measured no scaling.
+ * The row's overlap is its worst repetition's; its other columns are
+ * medians over the repetitions.  --verbose prints each timed repetition's
+ * task windows and faults ("# faultscale: windows ..."), from which all of
+ * that can be done again.
  *
  * Every task must count exactly pages x iterations faults.  Fewer fail the
  * row.  More: with thp, a multiple of 511 per iteration is a 2 MB range
@@ -573,8 +577,34 @@ struct pt {
 	char short_why[200];	/* why a task faults fewer than GOOD_FAULTS */
 };
 
-/* one repetition of point p; 0, 1 (stray faults), or -1 (error emitted) */
-static int one_rep(const struct pt *p, struct rep *out)
+/*
+ * --verbose: each task's window of a timed repetition, in ns from the
+ * first start, and its faults: the row's arithmetic (window, rate,
+ * overlap, skew) can be done again from these alone (the tests do)
+ */
+static void print_windows(const struct pt *p, int r, const struct rep_area *a)
+{
+	char buf[MAX_TASKS * 48];
+	double first = 1e300;
+	size_t o = 0;
+	int i;
+
+	for (i = 0; i < p->n; i++)
+		first = a->r[i].t0 < first ? a->r[i].t0 : first;
+	for (i = 0; i < p->n && o < sizeof(buf); i++)
+		o += snprintf(buf + o, sizeof(buf) - o, " %.0f..%.0f:%ld",
+			      a->r[i].t0 - first, a->r[i].t1 - first,
+			      a->r[i].faults);
+	progress("windows %s kind=%s mode=%s tasks=%d rep %d:%s",
+		 p->x->b->name, kind_names[p->kind], mode_names[p->md], p->n,
+		 r, buf);
+}
+
+/*
+ * one repetition of point p (r: its number, negative for a warm-up); 0,
+ * 1 (stray faults), or -1 (error emitted)
+ */
+static int one_rep(const struct pt *p, int r, struct rep *out)
 {
 	struct task_arg t[MAX_TASKS];
 	struct rep_area *a;
@@ -609,6 +639,8 @@ static int one_rep(const struct pt *p, struct rep *out)
 		rc = check_tasks(p->x, t, a, p->pages);
 	if (!rc)
 		summarise(a, p->n, out);
+	if (!rc && r >= 0 && p->x->o->verbose)
+		print_windows(p, r, a);
 	munmap(a, sizeof(*a));
 	return rc;
 }
@@ -790,7 +822,7 @@ static int point(struct pt *p)
 		int tries = 0;
 
 		do
-			rc = one_rep(p, r >= 0 ? &rp[r] : &scratch);
+			rc = one_rep(p, r, r >= 0 ? &rp[r] : &scratch);
 		while (rc == 1 && ++tries < STRAY_TRIES);
 		if (rc == 1) {
 			emit_error("%s %s: faults outside the region in %d "

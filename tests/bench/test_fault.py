@@ -216,6 +216,14 @@ class TestFaultClock(unittest.TestCase):
             self.assertGreaterEqual(us, self.DELAY_US, "%s: prepare's clock "
                                     "lost the open strace delayed" % mode)
 
+    def test_closing_the_object_is_inside_the_clock(self):
+        """Releasing the object (close(), IPC_RMID) belongs to the window
+        as unmapping does: a hugetlb file may free its pages there."""
+        res = self.delayed(["-P", "/dev/zero", "-e", "trace=close"])
+        for mode, us in self.us_per_call(res).items():
+            self.assertGreaterEqual(us, self.DELAY_US, "%s: the window "
+                                    "lost the close strace delayed" % mode)
+
     def test_release_is_inside_the_clock(self):
         res = self.delayed(["-e", "trace=munmap"])
         for mode, us in self.us_per_call(res).items():
@@ -224,6 +232,30 @@ class TestFaultClock(unittest.TestCase):
         for mode, us in self.us_per_call(res, "prepare_us_per_call").items():
             self.assertLess(us, self.DELAY_US, "%s: prepare's clock held "
                             "the munmap strace delayed" % mode)
+
+
+class TestPerFault(unittest.TestCase):
+    def test_us_per_fault_is_the_median_call_over_its_faults(self):
+        """us_per_fault = us_per_call (the median call) / the median
+        faults per call (faults_per_mb x MB): not the fastest call's.  The
+        calls of a row differ by a few percent at least (checked: one row
+        where the fastest is 1 % under the median tells them apart)."""
+        res = BenchRun("fault", ["--backings", "devzero", "--sizes", "1M",
+                                 "--reps", "9", "--warmup", "1"])
+        self.assertEqual(res.returncode, 0, res.describe())
+        apart = 0
+        for r in res.rows:
+            if r["mode"] == "setup":
+                self.assertEqual(r["us_per_fault"], "", r)
+                continue
+            faults = float(r["faults_per_mb"]) * int(r["size_bytes"]) / (1 << 20)
+            self.assertAlmostEqual(float(r["us_per_fault"]),
+                                   float(r["us_per_call"]) / faults,
+                                   delta=1e-3 * float(r["us_per_fault"]), msg=r)
+            apart += float(r["us_min_per_mb"]) < 0.99 * float(r["us_per_mb"])
+        self.assertGreater(apart, 0, "every call of every row took the same "
+                           "time to 1 %%: the median and the fastest were not "
+                           "told apart (%s)" % res.rows)
 
 
 if __name__ == "__main__":

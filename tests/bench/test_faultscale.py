@@ -333,6 +333,64 @@ class Overlap(unittest.TestCase):
                 self.assertEqual(float(r["overlap"]), 1.0, r)
 
 
+class RowArithmetic(unittest.TestCase):
+    """A row's numbers done again from its tasks' own windows (--verbose
+    prints each timed repetition's start..end, in ns from the first start,
+    and faults per task): the window runs from the first start to the last
+    end; the rate is all the tasks' faults over it; overlap is the share
+    of it in which every task ran, the row's the worst repetition's;
+    start skew is the last start after the first; us_per_fault the tasks'
+    mean.  Per column, the median over repetitions."""
+
+    WIN = re.compile(r"^# faultscale: windows (\S+) kind=(\S+) mode=(\S+) "
+                     r"tasks=(\d+) rep (\d+):((?: \d+\.\.\d+:\d+)+)$", re.M)
+
+    def test_columns_from_the_windows(self):
+        import statistics
+        res = faultscale("devzero", "1M", 3, ONE_TWO, "--kind", "anon",
+                         "--verbose", iterations=4)
+        self.assertEqual(res.returncode, 0, res.describe())
+        reps = {}
+        for m in self.WIN.finditer(res.stdout):
+            tasks = [tuple(map(int, re.split(r"\.\.|:", t)))
+                     for t in m.group(6).split()]
+            self.assertEqual(len(tasks), int(m.group(4)), m.group(0))
+            reps.setdefault(m.group(1, 2, 3, 4), {})[int(m.group(5))] = tasks
+        self.assertEqual(len(reps), len(res.rows), res.stdout)
+        skewed = 0
+        for r in res.rows:
+            got = reps[(r["backing"], r["kind"], r["mode"], r["tasks"])]
+            self.assertEqual(sorted(got), [0, 1, 2], r)
+            fps, wall, ov, skew, upf = [], [], [], [], []
+            for tasks in got.values():
+                first = min(t0 for t0, _, _ in tasks)
+                last = max(t1 for _, t1, _ in tasks)
+                max_start = max(t0 for t0, _, _ in tasks)
+                min_end = min(t1 for _, t1, _ in tasks)
+                window = last - first
+                fps.append(sum(f for _, _, f in tasks) / (window / 1e9))
+                wall.append(window / 1e6)
+                ov.append(max(0, min_end - max_start) / window)
+                skew.append((max_start - first) / 1e3)
+                upf.append(statistics.mean((t1 - t0) / 1e3 / f for t0, t1, f in tasks))
+                skewed += skew[-1] / 1e3 > 1e-3 * wall[-1]
+            med = statistics.median
+            self.assertAlmostEqual(float(r["faults_per_s"]), med(fps),
+                                   delta=0.1 + 1e-5 * med(fps), msg=r)
+            self.assertAlmostEqual(float(r["faults_per_s_min"]), min(fps),
+                                   delta=0.1 + 1e-5 * min(fps), msg=r)
+            self.assertAlmostEqual(float(r["wall_ms"]), med(wall), delta=2e-3, msg=r)
+            self.assertAlmostEqual(float(r["overlap"]), round(min(ov), 3),
+                                   delta=1.5e-3, msg=r)
+            self.assertAlmostEqual(float(r["start_skew_us"]), med(skew), delta=0.1, msg=r)
+            self.assertAlmostEqual(float(r["us_per_fault"]), med(upf), delta=2e-4, msg=r)
+        if N >= 2:
+            # the window's start matters only where the tasks started
+            # apart by more than the tolerances: forked processes do
+            self.assertGreater(skewed, 0, "no repetition started its tasks "
+                               "apart: the window's start went unchecked")
+
+
 class ThpFallback(unittest.TestCase):
     def test_a_fallback_is_said_not_taken_again(self):
         # --thp-fallback 1: task 0 advises MADV_NOHUGEPAGE on its first
