@@ -840,7 +840,8 @@ def print_semantics(sem, la, lb, out):
 
 def write_figures(results, runs_a, runs_b, outdir, la, lb):
     """One overlay per backing: every repetition of A and B per point, with
-    the medians, on a log axis; svg and png by compare/overlay.gp."""
+    the medians, on a log axis (linear where a value is 0); svg and png by
+    compare/overlay.gp."""
     if not shutil.which("gnuplot"):
         print("compare: gnuplot not found: no figures")
         return []

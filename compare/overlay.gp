@@ -26,7 +26,21 @@ head = brk(ARG4, " vs B=")
 tail = strstrt(head, "\n") ? head[strstrt(head, "\n") + 1:] : ""
 set title (tail ne "" ? head[1:strstrt(head, "\n")] . brk(tail, " (") : brk(head, " (")) noenhanced
 set ylabel ARG5 noenhanced
-set logscale y
+# The y axis is logarithmic where every value is above 0, linear where a
+# metric can be 0 (modelled walks where every page fits the TLB: a log
+# axis has no place for them); where every value is the same (instruction
+# counts often are), a range around it, or gnuplot warns of an empty one.
+stats dat using 4 nooutput
+if (STATS_min > 0) {
+	set logscale y
+}
+if (STATS_min == STATS_max) {
+	if (STATS_min > 0) {
+		set yrange [STATS_min / 1.25:STATS_max * 1.25]
+	} else {
+		set yrange [STATS_min - 1:STATS_max + 1]
+	}
+}
 set xrange [-0.6:n-0.4]
 set offsets 0, 0, graph 0.15, graph 0.05
 set grid ytics

@@ -297,6 +297,26 @@ class CompareTests(unittest.TestCase):
                      "instruction-count time (QEMU -icount)"):
             self.assertTrue(want in svg, want)
 
+    def test_overlay_of_zeros_and_of_one_value(self):
+        """A metric that is 0 everywhere (modelled walks where every page
+        fits the TLB) has no log axis, and one value everywhere (exact
+        instruction counts) no empty range: both drawn, gnuplot silent."""
+        if not shutil.which("gnuplot"):
+            self.skipTest("no gnuplot")
+        for v in (0.0, 15.3):
+            with self.subTest(value=v):
+                runs = [(meta(), fault_rows({("devhugetlb", "setup"): v}))
+                        for _ in range(2)]
+                _, results = C.compare_runs(runs, runs, 3.0, out=io.StringIO())
+                with tempfile.TemporaryDirectory() as d:
+                    out = io.StringIO()
+                    with mock.patch("sys.stdout", out):
+                        made = C.write_figures(results, runs, runs, d, "a", "b")
+                    self.assertEqual(out.getvalue(), "")
+                    self.assertEqual(len(made), 2)
+                    for m in made:
+                        self.assertGreater(os.path.getsize(m), 0, m)
+
     def test_overlay_title_is_broken_to_fit(self):
         # Run folders as labels: one line would run off both edges.
         if not shutil.which("gnuplot"):
