@@ -33,11 +33,16 @@ which).
 import os
 import sys
 
-# bench/: contract.py, hostlock.py and the benchrun package
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import contract  # noqa: E402
-from benchrun.check import BadInput  # noqa: E402
-from benchrun.cli import main  # noqa: E402
+if not __package__:
+    # Run as a file (python3 bench/run.py, as the READMEs show): run as the
+    # module it is, with the repository root, its imports' root, on the path.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    os.execve(sys.executable, [sys.executable, "-m", "bench.run"] + sys.argv[1:],
+              dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [
+                  root, os.environ.get("PYTHONPATH")]))))
+from bench import contract  # noqa: E402
+from bench.benchrun.check import BadInput  # noqa: E402
+from bench.benchrun.cli import main  # noqa: E402
 
 if __name__ == "__main__":
     try:

@@ -62,14 +62,17 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-sys.path.insert(0, os.path.join(ROOT, "plots"))
-import contract  # noqa: E402
-import harness  # noqa: E402
-import parts  # noqa: E402
-import split  # noqa: E402
-from table import fnum  # noqa: E402
+if not __package__:
+    # Run as a file (python3 compare/compare.py, as the READMEs show): run as
+    # the module it is, with the repository root, its imports' root, on the path.
+    os.execve(sys.executable, [sys.executable, "-m", "compare.compare"] + sys.argv[1:],
+              dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [
+                  ROOT, os.environ.get("PYTHONPATH")]))))
+from bench import contract  # noqa: E402
+from tests import harness  # noqa: E402
+from plots import parts  # noqa: E402
+from plots import split  # noqa: E402
+from plots.table import fnum  # noqa: E402
 
 # Metadata that must agree before two sets of numbers are compared.
 MUST_MATCH = ("mode", "accel", "timing_source", "icount", "profile")
@@ -708,7 +711,7 @@ def build(rev, work, variant=None):
 
 
 def bench_run(kernel, initrd, results_dir, args, log, rotate=0):
-    cmd = [sys.executable, os.path.join(ROOT, "bench", "run.py"),
+    cmd = [sys.executable, "-m", "bench.run",
            "--mode", "guest", "--kernel", kernel, "--initrd", initrd,
            "--profile", args.profile, "--benches", args.benches,
            "--backings", args.backings, "--results-dir", results_dir,
@@ -959,7 +962,7 @@ def timing(args):
 def check_matrix(args):
     """The matrix through bench/run.py's own checks (--dry-run: the
     binaries' rules, run-qemu.sh's), before anything is built."""
-    cmd = [sys.executable, os.path.join(ROOT, "bench", "run.py"),
+    cmd = [sys.executable, "-m", "bench.run",
            "--mode", "guest", "--profile", args.profile, "--benches",
            args.benches, "--backings", args.backings, "--no-1g", "--dry-run"]
     if args.icount:

@@ -37,11 +37,9 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "compare"))
-sys.path.insert(0, os.path.join(ROOT, "lava"))
-import compare  # noqa: E402
-from compare import contract  # noqa: E402
-import fetch  # noqa: E402
+from bench import contract
+from compare import compare
+from lava import fetch
 
 REF_2M = ("devhugetlb", "hugetlbfs", "maphugetlb")
 

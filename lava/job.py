@@ -36,9 +36,8 @@ import sys
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-import contract  # noqa: E402
-import benchrun as bench_run  # noqa: E402  (bench/run.py's code)
+from bench import contract  # noqa: E402
+from bench import benchrun as bench_run  # noqa: E402  (bench/run.py's code)
 
 PROMPT = "hugetlb# "
 DEVICES = {"qemu": ("x86_64", "arm64"), "ipxe": ("x86_64",),

@@ -8,13 +8,16 @@ parsing, and the summary line every suite ends with,
 (optionally after a "name: " prefix).  Host tests are stdlib unittest
 cases, run through run_unittest().
 
-    python3 tests/harness.py total LOG...   add up the last summary line of
+    python3 -m tests.harness total LOG...   add up the last summary line of
                                             each log (.ci/run); a log
                                             without one counts as a failure
-    python3 tests/harness.py run FOLDER [--failfast] [NAME...]
+    python3 -m tests.harness run FOLDER [--failfast] [NAME...]
                                             run FOLDER's tests (or those
                                             NAMEs choose: select()), e.g.
                                             tests/host
+
+from the repository root, the root of every import (bench, plots,
+compare, lava, tests).
 """
 import os
 import re
@@ -166,8 +169,6 @@ def modules(folder):
 def load(folder, names):
     """The tests of folder's modules, classes or tests named (test_fault,
     test_fault.Faults.test_x), as tests.<suite>.<name>."""
-    if ROOT not in sys.path:
-        sys.path.insert(0, ROOT)
     loader = unittest.defaultTestLoader
     return unittest.TestSuite(loader.loadTestsFromName(package(folder) + "." + n)
                               for n in names)
@@ -252,6 +253,6 @@ if __name__ == "__main__":
         ff, mods = only_args(sys.argv[3:])
         sys.exit(run_unittest(select(os.path.abspath(sys.argv[2]), mods),
                               failfast=ff))
-    print("usage: harness.py total LOG... | run FOLDER [--failfast] "
+    print("usage: python3 -m tests.harness total LOG... | run FOLDER [--failfast] "
           "[NAME...]", file=sys.stderr)
     sys.exit(2)

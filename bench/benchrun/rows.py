@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-import contract
+from bench import contract
 
 from .base import bracketed
 

@@ -20,9 +20,9 @@ import sys
 import tempfile
 import unittest
 
-from common import BENCHTOOL, ROOT
+from tests.bench.common import BENCHTOOL, ROOT
 
-RUN_PY = os.path.join(ROOT, "bench", "run.py")
+RUN_PY = ["-m", "bench.run"]  # from the repository root
 
 # (arguments, words the message must hold: the cause, then the fix)
 BAD = [
@@ -72,7 +72,7 @@ class Refused(unittest.TestCase):
 
     def run_py(self, args, mode="guest"):
         return subprocess.run(
-            [sys.executable, RUN_PY, "--mode", mode, "--profile", "tiny",
+            [sys.executable, *RUN_PY, "--mode", mode, "--profile", "tiny",
              "--results-dir", self.results, "--run-qemu", self.qemu,
              "--bindir", os.path.join(self.tmp, "nobin")] + args,
             cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -135,7 +135,7 @@ class SizesAreTheRunnersRule(unittest.TestCase):
 
 class HelpSaysEveryOption(unittest.TestCase):
     def test_each_option_has_a_line_of_help(self):
-        p = subprocess.run([sys.executable, RUN_PY, "--help"],
+        p = subprocess.run([sys.executable, *RUN_PY, "--help"],
                            capture_output=True, text=True, cwd=ROOT)
         self.assertEqual(p.returncode, 0, p.stderr)
         opts = p.stdout.split("options:", 1)[1].splitlines()
@@ -227,8 +227,7 @@ class CompareResolvesFirst(unittest.TestCase):
         # the real benchtool's contract, read from a file: the stand-in
         # make would otherwise be asked to bring benchtool up to date
         env["BENCH_CONTRACT"] = self.contract
-        return subprocess.run([sys.executable, os.path.join(
-            ROOT, "compare", "compare.py"), "run"] + list(args), env=env,
+        return subprocess.run([sys.executable, "-m", "compare.compare", "run"] + list(args), env=env,
             cwd=ROOT, capture_output=True, text=True, timeout=120)
 
     def test_a_typo_is_refused_before_a_build(self):

@@ -23,11 +23,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 os.environ["BENCH_CONTRACT"] = os.path.join(ROOT, "tests", "fixture",
                                            "contract.json")
-sys.path.insert(0, os.path.join(ROOT, "compare"))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-import compare as C  # noqa: E402
-import contract  # noqa: E402
-import harness  # noqa: E402
+from compare import compare as C  # noqa: E402
+from bench import contract  # noqa: E402
+from tests import harness  # noqa: E402
 
 
 def close(a, b, tol=1e-9):
@@ -354,7 +352,7 @@ class CompareTests(unittest.TestCase):
             C.interleaved(sides, 3, args, os.path.join(d, "log"))
         rot = [c[c.index("--rotate") + 1] for c in cmds]
         self.assertEqual(rot, ["0", "0", "1", "1", "2", "2"])
-        self.assertTrue(all(c[1].endswith("bench/run.py") for c in cmds))
+        self.assertTrue(all(c[1:3] == ["-m", "bench.run"] for c in cmds))
 
     # TAP as kselftest.h prints it: ok, not ok, "ok N # SKIP reason"
     TAP_A = ("TAP version 13\n1..5\n# a message, not a check\n"
@@ -747,8 +745,7 @@ class BadDataNamed(unittest.TestCase):
         return d
 
     def diff(self, a, b):
-        p = subprocess.run([sys.executable, os.path.join(
-            ROOT, "compare", "compare.py"), "diff", a, b, "--out",
+        p = subprocess.run([sys.executable, "-m", "compare.compare", "diff", a, b, "--out",
             os.path.join(os.path.dirname(a), "out")],
             capture_output=True, text=True)
         self.assertNotIn("Traceback", p.stderr)
@@ -931,8 +928,7 @@ class SplitPages(unittest.TestCase):
         with tempfile.TemporaryDirectory() as t:
             a = self.write_run(os.path.join(t, "a"), timing, "ra")
             b = self.write_run(os.path.join(t, "b"), timing, "rb")
-            p = subprocess.run([sys.executable, os.path.join(
-                ROOT, "compare", "compare.py"), "diff", a, b, "--out",
+            p = subprocess.run([sys.executable, "-m", "compare.compare", "diff", a, b, "--out",
                 os.path.join(t, "out")], capture_output=True, text=True)
         self.assertNotIn("Traceback", p.stderr)
         return p.stdout

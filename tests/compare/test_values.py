@@ -12,7 +12,6 @@ import json
 import os
 import re
 import shutil
-import sys
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET
@@ -21,10 +20,8 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 os.environ["BENCH_CONTRACT"] = os.path.join(ROOT, "tests", "fixture", "contract.json")
-sys.path.insert(0, os.path.join(ROOT, "compare"))
-sys.path.insert(0, HERE)
-import compare as C  # noqa: E402
-from run_tests import fault_rows, meta  # noqa: E402
+from compare import compare as C  # noqa: E402
+from tests.compare.run_tests import fault_rows, meta  # noqa: E402
 
 
 class MannWhitney(unittest.TestCase):

@@ -27,7 +27,7 @@ def have_lava_common():
 
 
 def write_job(out, profile, arch, device):
-    r = subprocess.run([sys.executable, "lava/job.py", "--profile", profile, "--arch", arch,
+    r = subprocess.run([sys.executable, "-m", "lava.job", "--profile", profile, "--arch", arch,
                         "--device", device, "--out", out], cwd=ROOT, capture_output=True,
                        text=True, timeout=120)
     if r.returncode:
@@ -42,7 +42,7 @@ def validate(*paths):
 
 
 def run_py_command(profile, arch, *extra):
-    r = subprocess.run([sys.executable, "bench/run.py", "--mode", "guest", "--profile", profile,
+    r = subprocess.run([sys.executable, "-m", "bench.run", "--mode", "guest", "--profile", profile,
                         "--arch", arch, "--dry-run"] + list(extra), cwd=ROOT,
                        capture_output=True, text=True, timeout=120, check=True)
     return shlex.split(r.stdout.splitlines()[-1])
@@ -163,7 +163,7 @@ class LavaJobs(unittest.TestCase):
                     self.assertEqual(job["actions"][1]["boot"].get("failure_retry"), boots)
 
     def test_refused(self):
-        r = subprocess.run([sys.executable, "lava/job.py", "--arch", "arm64", "--device", "ipxe"],
+        r = subprocess.run([sys.executable, "-m", "lava.job", "--arch", "arm64", "--device", "ipxe"],
                            cwd=ROOT, capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 2)
         self.assertIn("--device ipxe boots x86_64 only", r.stderr)
@@ -216,9 +216,8 @@ class UnbuiltKernel(unittest.TestCase):
     naming the missing kernel and the command that builds it."""
 
     def test_warns_without_a_built_kernel_and_not_with_one(self):
-        sys.path.insert(0, os.path.join(ROOT, "lava"))
-        import job as lava_job
-        import contract
+        from lava import job as lava_job
+        from bench import contract
         with tempfile.TemporaryDirectory() as d, \
                 unittest.mock.patch.object(lava_job, "ROOT", d):
             warning = lava_job.unbuilt_warning("x86_64")
@@ -241,9 +240,8 @@ class Timeouts(unittest.TestCase):
     rounded up from run-qemu.sh's seconds, the job every action's."""
 
     def test_rounded_up_and_summed(self):
-        sys.path.insert(0, os.path.join(ROOT, "lava"))
-        import job as lava_job
-        import contract
+        from lava import job as lava_job
+        from bench import contract
         real = lava_job.qemu_config
         # a run of 150 s (2.5 minutes): 3 minutes, never 2
         with unittest.mock.patch.object(

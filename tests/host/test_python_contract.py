@@ -8,10 +8,8 @@ import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-import contract  # noqa: E402
-import harness  # noqa: E402
+from bench import contract  # noqa: E402
+from tests import harness  # noqa: E402
 
 SPLATS = ["[    1.2] BUG: KFENCE: out-of-bounds read", "kernel BUG at mm/hugetlb.c:12!",
           "WARNING: CPU: 0 PID: 1 at mm/hugetlb.c:5", "INFO: task hung",
@@ -140,7 +138,7 @@ class Harness(unittest.TestCase):
                 f.write("1 passed, 0 failed\n5 passed, 1 failed, 2 skipped\n")
             with open(b, "w") as f:
                 f.write("no summary here\n")
-            r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "harness.py"),
+            r = subprocess.run([sys.executable, "-m", "tests.harness",
                                 "total", a, b], capture_output=True, text=True)
         self.assertEqual(r.stdout.splitlines()[-1], "5 passed, 2 failed, 2 skipped")
         self.assertEqual(r.returncode, 1)
