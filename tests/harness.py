@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""What every test suite of the project shares: the tally of results, TAP
-parsing, and the summary line every suite ends with,
+"""What every test suite of the project shares: the tally of results (TAP
+lines through compare/tap.py), and the summary line every suite ends with,
 
     N passed, N failed[, N skipped]
 
@@ -24,11 +24,9 @@ import re
 import sys
 import unittest
 
+from compare.tap import parse_tap
+
 SUMMARY = re.compile(r"^(?:\w+: )?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$")
-# kselftest.h writes "ok 3 # SKIP name: why", the project's runners
-# "ok 3 name # SKIP why" or "ok - name".
-_TAP_SKIP_FIRST = re.compile(r"^(ok|not ok) \d+ # SKIP (.*)$")
-_TAP = re.compile(r"^(ok|not ok)(?: \d+)?(?: -)? (.*?)(?: # (.*))?$")
 
 
 def summary_line(passed, failed, skipped=None):
@@ -44,22 +42,6 @@ def parse_summary(text):
         if m:
             found = (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
     return found
-
-
-def parse_tap(lines):
-    """[(name, ok, note, skipped)] for each TAP result line."""
-    out = []
-    for line in lines:
-        m = _TAP_SKIP_FIRST.match(line)
-        if m:
-            out.append((m.group(2), True, "skipped", True))
-            continue
-        m = _TAP.match(line)
-        if m:
-            note = m.group(3) or ""
-            out.append((m.group(2), m.group(1) == "ok", note,
-                        note.startswith("SKIP")))
-    return out
 
 
 class Tally:

@@ -9,6 +9,7 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench import contract  # noqa: E402
+from compare.tap import parse_tap  # noqa: E402
 from tests import harness  # noqa: E402
 
 SPLATS = ["[    1.2] BUG: KFENCE: out-of-bounds read", "kernel BUG at mm/hugetlb.c:12!",
@@ -125,8 +126,8 @@ class Harness(unittest.TestCase):
         self.assertEqual(harness.summary_line(1, 2, 3), "1 passed, 2 failed, 3 skipped")
 
     def test_tap(self):
-        got = harness.parse_tap(["ok 1 a", "not ok 2 b # why", "ok 3 # SKIP c: no pool",
-                                 "ok - d", "ok 5 e # SKIP no dev", "# comment"])
+        got = parse_tap(["ok 1 a", "not ok 2 b # why", "ok 3 # SKIP c: no pool",
+                         "ok - d", "ok 5 e # SKIP no dev", "# comment"])
         self.assertEqual(got, [("a", True, "", False), ("b", False, "why", False),
                                ("c: no pool", True, "skipped", True), ("d", True, "", False),
                                ("e", True, "SKIP no dev", True)])
