@@ -35,9 +35,10 @@ import sys
 
 import yaml
 
+from bench import contract
+from bench import benchrun as bench_run  # bench/run.py's code
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-from bench import contract  # noqa: E402
-from bench import benchrun as bench_run  # noqa: E402  (bench/run.py's code)
 
 PROMPT = "hugetlb# "
 DEVICES = {"qemu": ("x86_64", "arm64"), "ipxe": ("x86_64",),

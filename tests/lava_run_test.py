@@ -25,9 +25,10 @@ import sys
 import tempfile
 import time
 
+from tests.harness import Tally
+from lava import fetch
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-from tests.harness import Tally  # noqa: E402
-from lava import fetch  # noqa: E402
 
 LAVA_PY = "/usr/bin/python3"
 TIMEOUT = 1500

@@ -30,10 +30,11 @@ import time
 
 import yaml
 
+from tests.harness import Tally
+from lava import fetch
+from lava import lab as lablib
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-from tests.harness import Tally  # noqa: E402
-from lava import fetch  # noqa: E402
-from lava import lab as lablib  # noqa: E402
 
 WAIT_S = 3600
 

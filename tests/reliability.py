@@ -72,10 +72,11 @@ import subprocess
 import sys
 import time
 
+from bench.contract import GUEST_FILES, QEMU_EXIT, QEMU_EXIT_REASON, SPLAT
+from tests.harness import Tally
+from bench.hostlock import HOST_LOCK
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-from bench.contract import GUEST_FILES, QEMU_EXIT, QEMU_EXIT_REASON, SPLAT  # noqa: E402
-from tests.harness import Tally  # noqa: E402
-from bench.hostlock import HOST_LOCK  # noqa: E402
 OUT = os.path.join(ROOT, "build", "reliability")
 # Each architecture's build of tests/stress.
 STRESS_BIN = {"x86_64": os.path.join(ROOT, "build", "stress"),

@@ -41,10 +41,10 @@ import sys
 import tempfile
 import time
 
+from bench.contract import GUEST_FILES, QEMU_EXIT
 from tests.harness import ONE_TEST, Tally, discover, parse_summary, unittest_counts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-from bench.contract import GUEST_FILES, QEMU_EXIT  # noqa: E402
 # The guest test pool: 256 x 2 MB covers the 256 MB upstream tests; one
 # 1 GB page gives /dev/hugetlb-1048576kB something to map.
 GUEST_POOL = ["--hugepages", "256", "--hugepages-1g", "1"]

@@ -33,12 +33,12 @@ from unittest import mock
 from tests.bench.benchbin import BenchRun
 from tests.bench.common import BINDIR, raise_free
 from tests.bench import quiet
+from bench import benchrun as run_py
 
 MB = 1 << 20
 RUNS, ATTEMPTS = 3, 3
 TOLERANCE = 0.10
 HOPS = "512K"
-from bench import benchrun as run_py  # noqa: E402
 
 
 def chase_rows(backings, wss, hop):

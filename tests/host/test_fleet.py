@@ -8,8 +8,9 @@ import sys
 import tempfile
 import unittest
 
+from bench import contract
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench import contract  # noqa: E402
 
 WSS = (1 << 20, 64 << 20)
 

@@ -17,11 +17,12 @@ import tempfile
 import threading
 import unittest
 
+from lava import fetch
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURE = os.path.join(ROOT, "tests", "fixture", "lava")
 LOG = os.path.join(FIXTURE, "tiny-x86_64-qemu.log.gz")
 INFO = os.path.join(FIXTURE, "tiny-x86_64-qemu.job-info.json")
-from lava import fetch  # noqa: E402
 
 
 def log_rows(lines):

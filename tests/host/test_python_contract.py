@@ -7,10 +7,11 @@ import sys
 import tempfile
 import unittest
 
+from bench import contract
+from compare.tap import parse_tap
+from tests import harness
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench import contract  # noqa: E402
-from compare.tap import parse_tap  # noqa: E402
-from tests import harness  # noqa: E402
 
 SPLATS = ["[    1.2] BUG: KFENCE: out-of-bounds read", "kernel BUG at mm/hugetlb.c:12!",
           "WARNING: CPU: 0 PID: 1 at mm/hugetlb.c:5", "INFO: task hung",

@@ -30,9 +30,10 @@ import subprocess
 import sys
 import time
 
+from tests.harness import Tally
+from bench.contract import GUEST_FILES, QEMU_EXIT_REASON
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-from tests.harness import Tally  # noqa: E402
-from bench.contract import GUEST_FILES, QEMU_EXIT_REASON  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 OUT = os.path.join(ROOT, "build", "pathcase")

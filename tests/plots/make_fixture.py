@@ -16,11 +16,12 @@ import json
 import os
 import random
 
+from plots import benches
+from bench import contract
+from plots.benches._fixture import GB, KB, MB, Spec
+
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixture")
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-from plots import benches  # noqa: E402
-from bench import contract  # noqa: E402
-from plots.benches._fixture import GB, KB, MB, Spec  # noqa: E402
 
 CONTRACT = os.path.join(TESTS, "fixture", "contract.json")
 
