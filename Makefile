@@ -117,19 +117,19 @@ series-export:
 # module, a Class.test in one, or a word the tests' names contain; one test
 # runs alone as python3 -m unittest tests.<suite>.<module>.<Class>.<test>.
 test-host:
-	@python3 tests/harness.py run tests/host $(ONLY)
+	@python3 -m tests.harness run tests/host $(ONLY)
 
 # The guest suites of make test, each alone, on the kernel and initramfs
 # built before (make kernel initramfs); ONLY=<case>,... for reliability's
-# cases (tests/reliability.py --help).
+# cases (python3 -m tests.reliability --help).
 test-reliability: deps-test
-	@python3 tests/reliability.py --kernel $(KERNEL) --initrd $(INITRAMFS) $(if $(filter arm64,$(ARCH)),--arch arm64) $(if $(ONLY),--only $(ONLY))
+	@python3 -m tests.reliability --kernel $(KERNEL) --initrd $(INITRAMFS) $(if $(filter arm64,$(ARCH)),--arch arm64) $(if $(ONLY),--only $(ONLY))
 
 test-bench-guest: deps-test
 	@tests/bench/guest_test.sh $(if $(filter arm64,$(ARCH)),--arch arm64) --kernel $(KERNEL) --initrd $(INITRAMFS)
 
 test-lava-run: deps-test
-	@python3 tests/lava_run_test.py --kernel $(KERNEL) --initrd $(INITRAMFS)
+	@python3 -m tests.lava_run_test --kernel $(KERNEL) --initrd $(INITRAMFS)
 
 # Small semantic changes (tests/mutants/: the tests' authors' list and one
 # written from the code alone), each applied to a scratch copy of the tree
@@ -157,7 +157,7 @@ initramfs: kernel $(INITRAMFS_BINS)
 # HOST_TESTS=0: leave the host unit suites to another run: ARCH=arm64 to
 # the x86_64 make test, the x86_64 one to make test-fresh (as CI does).
 test: deps-test
-	@python3 tests/run.py --kernel $(KERNEL) --initrd $(INITRAMFS) --variant $(KERNEL_VARIANT) --make-args "DEBUG=$(DEBUG)" $(if $(filter arm64,$(ARCH)),--arch arm64) $(if $(filter 0,$(HOST_TESTS)),--no-host-tests)
+	@python3 -m tests.run --kernel $(KERNEL) --initrd $(INITRAMFS) --variant $(KERNEL_VARIANT) --make-args "DEBUG=$(DEBUG)" $(if $(filter arm64,$(ARCH)),--arch arm64) $(if $(filter 0,$(HOST_TESTS)),--no-host-tests)
 
 # bench-check (bench/bench.mk) refuses bad input first, in seconds; only
 # then deps, the kernel and the initramfs (initramfs needs both).
@@ -184,7 +184,7 @@ check-builds: deps-test
 SOAK_SEED ?= 1
 SOAK_SECONDS ?= 600
 soak: deps-test
-	@python3 tests/reliability.py --kernel $(KERNEL) --initrd $(INITRAMFS) \
+	@python3 -m tests.reliability --kernel $(KERNEL) --initrd $(INITRAMFS) \
 		$(if $(filter arm64,$(ARCH)),--arch arm64) \
 		--only stress,fuzz --seed $(SOAK_SEED) --stress-seconds $(SOAK_SECONDS)
 

@@ -168,7 +168,7 @@ bench-check: CHECK_MODE := guest
 bench-check-native: CHECK_MODE := native
 bench-check bench-check-native:
 	@{ $(bench_check_tools); } >/dev/null || $(MAKE) --no-print-directory deps-bench; \
-	python3 bench/run.py --mode $(CHECK_MODE) $(BENCH_RUN_ARGS) --dry-run >/dev/null
+	python3 -m bench.run --mode $(CHECK_MODE) $(BENCH_RUN_ARGS) --dry-run >/dev/null
 
 bench-bins: $(BENCH_BINS) $(BENCH_TOOLS) $(PRELOAD_SO) $(REALPROG) \
 	$(STREAMK_NATIVE)
@@ -181,17 +181,17 @@ bench-guest: $(BENCH_ARM64_BINS)
 else
 bench-guest: $(BENCH_BINS) $(PRELOAD_SO) $(REALPROG)
 endif
-	python3 bench/run.py --mode guest $(BENCH_RUN_ARGS) \
+	python3 -m bench.run --mode guest $(BENCH_RUN_ARGS) \
 		$(if $(KERNEL),--kernel $(KERNEL)) \
 		$(if $(INITRAMFS),--initrd $(INITRAMFS))
 
 bench-native: bench-check-native $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE) \
 		$(PRELOAD_SO) $(REALPROG)
-	python3 bench/run.py --mode native $(BENCH_RUN_ARGS)
+	python3 -m bench.run --mode native $(BENCH_RUN_ARGS)
 
 test-bench: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE) \
 		$(PRELOAD_SO) $(REALPROG) $(PMU_EVENTS_ARM64)
-	python3 tests/bench/run_tests.py $(ONLY)
+	python3 -m tests.bench.run_tests $(ONLY)
 
 # The bench unit tests that judge native wall time (tests/bench/quiet.py):
 # on a busy machine they skip saying so, so .ci/run runs them again once
@@ -201,6 +201,6 @@ TIMING_TESTS = test_tlbreach.TestOracle test_mlp.TestPerChainStepIsFlat \
 	test_mlp.TestAgainstAMinimalChase test_chase_oracle.BothHops \
 	test_streamk.TestLikwid test_faultscale.Concurrency
 test-timing: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE)
-	python3 tests/bench/run_tests.py $(TIMING_TESTS)
+	python3 -m tests.bench.run_tests $(TIMING_TESTS)
 
 .DEFAULT_GOAL := $(bench_saved_goal)

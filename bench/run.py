@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """Run the benchmark profile in the QEMU guest or natively; collect results.
 
-    python3 bench/run.py --mode guest|native [--profile tiny|quick|full]
+    python3 -m bench.run --mode guest|native [--profile tiny|quick|full]
 
-The binaries (build/bench/{chase,stream,fault}) speak a line protocol on
-stdout (see bench/rows.h): "@header BENCH CSV", "@row BENCH CSV",
-"@meta KEY JSON", "@error BENCH TEXT", "@done BENCH RC"; everything else is
-progress and is echoed.  Each row is appended to results/<run-id>/<bench>.csv
+(python3 bench/run.py runs it the same way).  The binaries
+(build/bench/<benchmark>, one for each benchmark bench/contract.py names)
+speak a line protocol on stdout (see bench/rows.h): "@header BENCH CSV",
+"@row BENCH CSV", "@meta KEY JSON", "@error BENCH TEXT", "@done BENCH RC";
+everything else is progress and is echoed.  Each row is appended to results/<run-id>/<bench>.csv
 as it arrives, meta.json is rewritten as metadata arrives, and
 results/latest points at the run.  results/README.md documents the files.
 
@@ -24,8 +25,8 @@ loop, measuring each backing once per round, right after an untimed pass
 of its own, in the order of a Williams design (bench/runner.c), so neither
 drift during a run (heat, boost, load) nor the backing before favours one;
 the first round's order is rotated by one more position for each benchmark
-and by --rotate for the whole run (compare rotates it per round).  meta.json records the order and the machine's state around the
-run.
+and by --rotate for the whole run (compare rotates it per round).
+meta.json records the order and the machine's state around the run.
 run.py writes data only; plots/render.py draws it and writes the summary.
 The code is in bench/benchrun/, a module per concern (its __init__ says
 which).
@@ -33,11 +34,16 @@ which).
 import os
 import sys
 
-# bench/: contract.py, hostlock.py and the benchrun package
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import contract  # noqa: E402
-from benchrun.check import BadInput  # noqa: E402
-from benchrun.cli import main  # noqa: E402
+if not __package__:
+    # Run as a file (python3 bench/run.py, as the READMEs show): run as the
+    # module it is, with the repository root, its imports' root, on the path.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    os.execve(sys.executable, [sys.executable, "-m", "bench.run"] + sys.argv[1:],
+              dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [
+                  root, os.environ.get("PYTHONPATH")]))))
+from bench import contract  # noqa: E402
+from bench.benchrun.check import BadInput  # noqa: E402
+from bench.benchrun.cli import main  # noqa: E402
 
 if __name__ == "__main__":
     try:

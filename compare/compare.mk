@@ -39,17 +39,17 @@ compare:
 	@if [ -z "$(A)" ] || [ -z "$(B)" ]; then \
 		echo "usage: make compare A=<rev> B=<rev> [ICOUNT=0|1] (rev: current, rfc, slow, a git revision or image:<bzImage>)" >&2; \
 		exit 2; fi
-	@python3 compare/compare.py run $(compare_args) --check
+	@python3 -m compare.compare run $(compare_args) --check
 	@$(MAKE) --no-print-directory deps-bench
-	python3 compare/compare.py run $(compare_args)
+	python3 -m compare.compare run $(compare_args)
 
 check-regression: deps-bench
-	python3 compare/compare.py check --threshold $(CHECK_THRESHOLD)
+	python3 -m compare.compare check --threshold $(CHECK_THRESHOLD)
 
 record-baseline: deps-bench
-	python3 compare/compare.py record-baseline
+	python3 -m compare.compare record-baseline
 
 test-compare:
-	python3 tests/harness.py run tests/compare $(ONLY)
+	python3 -m tests.harness run tests/compare $(ONLY)
 
 .DEFAULT_GOAL := $(compare_saved_goal)

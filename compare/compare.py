@@ -41,20 +41,18 @@ judged: a revision may differ on purpose.
 Benchmarks, the key a point is matched on and the metric compared come
 from bench/contract.py; runs go through bench/run.py (round i rotates the
 backings i positions, so drift favours none); kernels and initramfs are
-built by the Makefile; figures are drawn by compare/overlay.gp.
+built by the Makefile; figures are drawn by compare/overlay.gp.  The
+statistics are compare/stats.py's, the run folders are read by
+compare/runs.py (both also lava/fleet.py's), kselftest's TAP by
+compare/tap.py.
 
-Standard library only (and the project's bench/contract.py and
-tests/harness.py).
+Standard library only (and the project's bench/contract.py and plots/).
 """
 import argparse
-import csv
 import datetime
 import glob
-import io
 import json
-import math
 import os
-import random
 import re
 import shutil
 import subprocess
@@ -62,14 +60,17 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-sys.path.insert(0, os.path.join(ROOT, "plots"))
-import contract  # noqa: E402
-import harness  # noqa: E402
-import parts  # noqa: E402
-import split  # noqa: E402
-from table import fnum  # noqa: E402
+if not __package__:
+    # Run as a file (python3 compare/compare.py, as the READMEs show): run as
+    # the module it is, with the repository root, its imports' root, on the path.
+    os.execve(sys.executable, [sys.executable, "-m", "compare.compare"] + sys.argv[1:],
+              dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [
+                  ROOT, os.environ.get("PYTHONPATH")]))))
+from bench import contract  # noqa: E402
+from compare.runs import EVIDENCE, SPLIT_KEY, BadData, human, load_run  # noqa: E402
+from compare.stats import verdict  # noqa: E402
+from compare.tap import parse_tap  # noqa: E402
+from plots.table import fnum  # noqa: E402
 
 # Metadata that must agree before two sets of numbers are compared.
 MUST_MATCH = ("mode", "accel", "timing_source", "icount", "profile")
@@ -81,191 +82,6 @@ WARN_FIELDS = ("qemu_version",)
 
 EXIT_OK, EXIT_REGRESSION, EXIT_ERROR, EXIT_MISMATCH, EXIT_CANNOT_TELL = \
     0, 1, 2, 3, 4
-
-
-class BadData(Exception):
-    """A run folder that cannot be read as one: the message names the file
-    (and line) and what is wrong with it."""
-
-
-# ---------------------------------------------------------------- statistics
-
-def median(xs):
-    s = sorted(xs)
-    n = len(s)
-    if n == 0:
-        raise ValueError("median of nothing")
-    mid = n // 2
-    return s[mid] if n % 2 else (s[mid - 1] + s[mid]) / 2.0
-
-
-def rel_spread(xs):
-    """(max - min) / median: 0 for deterministic repetitions."""
-    m = median(xs)
-    if m == 0:
-        return 0.0 if max(xs) == min(xs) else math.inf
-    return (max(xs) - min(xs)) / abs(m)
-
-
-def delta_pct(a, b):
-    """Change of B's median against A's, in percent of A's."""
-    ma, mb = median(a), median(b)
-    if ma == 0:
-        return 0.0 if mb == 0 else math.copysign(math.inf, mb)
-    return (mb - ma) / abs(ma) * 100.0
-
-
-def bootstrap_ci(a, b, iters=2000, level=0.95, seed=1):
-    """Percentile bootstrap CI of delta_pct(a, b): resample each side
-    with replacement.  Seeded, so the same data give the same interval."""
-    rng = random.Random(seed)
-    ds = []
-    for _ in range(iters):
-        ra = [a[rng.randrange(len(a))] for _ in a]
-        rb = [b[rng.randrange(len(b))] for _ in b]
-        ds.append(delta_pct(ra, rb))
-    ds.sort()
-    lo = ds[int(math.floor((1 - level) / 2 * (iters - 1)))]
-    hi = ds[int(math.ceil((1 + level) / 2 * (iters - 1)))]
-    return lo, hi
-
-
-def _ranks(values):
-    """Average ranks (1-based) with ties sharing their mean rank."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        r = (i + j) / 2.0 + 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = r
-        i = j + 1
-    return ranks
-
-
-def _u_exact_counts(n1, n2):
-    """counts[u] = number of arrangements with U = u (no ties)."""
-    # f(i, j) distribution of U for i elements of sample 1, j of sample 2:
-    # f(i, j)[u] = f(i-1, j)[u - j] + f(i, j-1)[u]
-    prev = [[1] for _ in range(n2 + 1)]  # i = 0: U = 0 only
-    for i in range(1, n1 + 1):
-        cur = [[1]]  # j = 0: U = 0 only
-        for j in range(1, n2 + 1):
-            a = prev[j]
-            b = cur[j - 1]
-            size = i * j + 1
-            c = [0] * size
-            for u, v in enumerate(a):
-                if u + j < size:
-                    c[u + j] += v
-            for u, v in enumerate(b):
-                c[u] += v
-            cur.append(c)
-        prev = cur
-    return prev[n2]
-
-
-def mann_whitney(a, b):
-    """Two-sided Mann-Whitney U test.  Returns (U of a, p-value, method).
-
-    Exact distribution when there are no ties and the samples are small,
-    otherwise the normal approximation with tie correction and continuity
-    correction.  Samples with no spread at all (every value equal) give
-    p = 1: there is nothing to rank."""
-    n1, n2 = len(a), len(b)
-    if n1 == 0 or n2 == 0:
-        raise ValueError("empty sample")
-    allv = list(a) + list(b)
-    ranks = _ranks(allv)
-    r1 = sum(ranks[:n1])
-    u1 = r1 - n1 * (n1 + 1) / 2.0
-    ties = len(set(allv)) < len(allv)
-    if len(set(allv)) == 1:
-        return u1, 1.0, "no spread"
-    if not ties and n1 * n2 <= 400:
-        counts = _u_exact_counts(n1, n2)
-        total = float(sum(counts))
-        u = int(round(min(u1, n1 * n2 - u1)))
-        p = 2.0 * sum(counts[:u + 1]) / total
-        return u1, min(1.0, p), "exact"
-    mu = n1 * n2 / 2.0
-    n = n1 + n2
-    tie_term = 0.0
-    for v in set(allv):
-        t = allv.count(v)
-        tie_term += t ** 3 - t
-    var = n1 * n2 / 12.0 * ((n + 1) - tie_term / (n * (n - 1)))
-    if var <= 0:
-        return u1, 1.0, "no spread"
-    z = (abs(u1 - mu) - 0.5) / math.sqrt(var)
-    p = math.erfc(max(z, 0.0) / math.sqrt(2.0))
-    return u1, min(1.0, p), "normal"
-
-
-def min_p(n1, n2):
-    """The smallest two-sided p the Mann-Whitney U test can give for n1 and
-    n2 repetitions: both samples wholly apart, 2 of C(n1 + n2, n1) orders
-    (ties only raise it)."""
-    return min(1.0, 2.0 / math.comb(n1 + n2, n1))
-
-
-def runs_needed(alpha):
-    """The fewest runs a side at which min_p falls below alpha."""
-    n = 1
-    while min_p(n, n) >= alpha:
-        n += 1
-    return n
-
-
-def verdict(a, b, threshold, lower_is_better=True, alpha=0.05,
-            deterministic=False, det_tol=0.5, seed=1):
-    """Judge one benchmark point.
-
-    a, b: the repetitions (one value per boot) of A and B.  threshold:
-    percent.  A regression is B worse than A by more than the threshold.
-
-    deterministic (icount): when both sides' repetitions agree within
-    det_tol percent, the numbers are instruction counts, so the delta is
-    judged exactly against the threshold, no test needed.  Otherwise (or
-    when the repetitions spread more than det_tol) a regression or
-    improvement also needs the Mann-Whitney p below alpha and the whole
-    bootstrap CI beyond zero in the same direction; where too few
-    repetitions make any p at least alpha (min_p), the verdict is "cannot
-    tell", whatever the medians say, and "needs" is the runs a side the
-    test needs (runs_needed)."""
-    d = delta_pct(a, b)
-    worse = d if lower_is_better else -d
-    u, p, how = mann_whitney(a, b)
-    lo, hi = bootstrap_ci(a, b, seed=seed)
-    spread = max(rel_spread(a), rel_spread(b)) * 100.0
-    exact = deterministic and spread <= det_tol
-    if exact:
-        sig_worse = sig_better = True
-        test = "icount"
-    else:
-        # CI of the delta entirely on one side of zero
-        ci_worse = (lo > 0) if lower_is_better else (hi < 0)
-        ci_better = (hi < 0) if lower_is_better else (lo > 0)
-        sig_worse = p < alpha and ci_worse
-        sig_better = p < alpha and ci_better
-        test = how
-    if not exact and min_p(len(a), len(b)) >= alpha:
-        v = "cannot tell"
-    elif worse > threshold and sig_worse:
-        v = "REGRESSION"
-    elif worse < -threshold and sig_better:
-        v = "improvement"
-    else:
-        v = "no change"
-    return {
-        "median_a": median(a), "median_b": median(b), "delta_pct": d,
-        "worse_pct": worse, "ci_lo": lo, "ci_hi": hi, "u": u, "p": p,
-        "test": test, "spread_pct": spread, "n_a": len(a), "n_b": len(b),
-        "verdict": v, "needs": runs_needed(alpha),
-    }
 
 
 # ------------------------------------------------------------------ metadata
@@ -321,42 +137,6 @@ def check_meta(metas_a, metas_b):
 
 # -------------------------------------------------------------- run folders
 
-def load_run(d):
-    """(meta, {bench: rows}) of a run folder; BadData naming the file and
-    line where it is not one, or is damaged (a run killed mid-write leaves
-    a row cut short)."""
-    if not os.path.isdir(d):
-        raise BadData("%s: no such run folder (give folders bench/run.py "
-                      "wrote, such as results/latest)" % d)
-    path = os.path.join(d, "meta.json")
-    try:
-        with open(path) as f:
-            meta = json.load(f)
-    except OSError as e:
-        raise BadData("%s: %s: not a run folder, or its run did not finish "
-                      "writing" % (path, e.strerror)) from None
-    except json.JSONDecodeError as e:
-        raise BadData("%s:%d: not JSON (%s): the file is cut short or "
-                      "damaged; rerun, or leave this run out"
-                      % (path, e.lineno, e.msg)) from None
-    rows = {}
-    for bench in contract.load().bench_names():
-        path = os.path.join(d, bench + ".csv")
-        if os.path.exists(path):
-            rows[bench] = read_csv(path, contract.load().bench(bench))
-    # the page sizes this run's hardware held as smaller TLB entries (the
-    # report's own verdict, plots/split.py): compare flags its points on
-    # them (SPLIT_KEY; kept beside meta.json's keys, not written back)
-    sizes = {fnum(r.get("page_kb")) for rs in rows.values() for r in rs}
-    meta[SPLIT_KEY] = {int(k): why for k, (_, why) in split.split_pages(
-        parts.Run(d, meta), {s for s in sizes if s}).items()}
-    return meta, rows
-
-
-# load_run()'s verdict of split pages: {page kB: why}
-SPLIT_KEY = "compare_split_pages"
-
-
 def split_flags(runs, rows_pk):
     """{(bench, backing): why} for the points whose backing's page size
     (rows_pk: {(bench, backing): page kB}) a run of runs held as smaller
@@ -368,52 +148,6 @@ def split_flags(runs, rows_pk):
             if why:
                 out.setdefault(key, "%s (run %s)" % (why, m.get("run_id", "?")))
     return out
-
-
-def read_csv(path, spec):
-    """A benchmark's rows; BadData at the first row cut short (another
-    number of fields than the header, or the file's last line without its
-    newline) or with a metric cell that is neither a number nor empty (a
-    point not measured)."""
-    with open(path, newline="") as f:
-        text = f.read()
-    lines = list(csv.reader(io.StringIO(text)))
-    if not lines:
-        raise BadData("%s: empty: the run did not write it; rerun, or leave "
-                      "this run out" % path)
-    header, rows = lines[0], []
-    for n, fields in enumerate(lines[1:], 2):
-        if not fields:
-            continue
-        cut = n == len(lines) and not text.endswith("\n")
-        if len(fields) != len(header) or cut:
-            raise BadData("%s:%d: %s: the row is cut short (a killed run?) "
-                          "or damaged; rerun, or leave this run out" % (
-                              path, n, "no newline at its end" if cut else
-                              "%d fields where the header has %d" % (
-                                  len(fields), len(header))))
-        r = dict(zip(header, fields))
-        for col in [spec["metric"]] + [c for c, _ in
-                                       EVIDENCE.get(spec["name"], ())]:
-            cell = r.get(col, "")
-            if cell:
-                try:
-                    float(cell)
-                except ValueError:
-                    raise BadData("%s:%d: %s is %r, not a number" % (
-                        path, n, col, cell)) from None
-        rows.append(r)
-    return rows
-
-
-# TLB evidence compared beside a benchmark's own metric: the chase's page
-# walks per 1000 accesses, modelled (a seeded replay of the chase's own
-# cycle: the same number in every boot, so judged exactly, timed or not)
-# and counted (a hardware counter, where the PMU gives one: judged by the
-# tests, as time is).  A point of one is (bench, key..., column); an
-# empty cell (no model, no counter) is no point.
-EVIDENCE = {"chase": (("model_walks_per_1k", "model"),
-                      ("walks_per_1k", "counter"))}
 
 
 def collect(runs):
@@ -450,17 +184,6 @@ def point_label(k):
     adds its column."""
     n = 1 + len(contract.load().bench(k[0])["key"])
     return " ".join([k[0]] + [human(v) for v in k[1:n]] + list(k[n:]))
-
-
-def human(n):
-    try:
-        n = int(n)
-    except ValueError:
-        return str(n)
-    for unit, size in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if n >= size and n % size == 0:
-            return "%d%s" % (n // size, unit)
-    return str(n)
 
 
 def gated(k, gate):
@@ -708,7 +431,7 @@ def build(rev, work, variant=None):
 
 
 def bench_run(kernel, initrd, results_dir, args, log, rotate=0):
-    cmd = [sys.executable, os.path.join(ROOT, "bench", "run.py"),
+    cmd = [sys.executable, "-m", "bench.run",
            "--mode", "guest", "--kernel", kernel, "--initrd", initrd,
            "--profile", args.profile, "--benches", args.benches,
            "--backings", args.backings, "--results-dir", results_dir,
@@ -755,13 +478,13 @@ SELFTEST_TIMEOUT = 900
 
 
 def tap_results(text):
-    """[(check, result)] of a kselftest's TAP output (tests/harness.py
+    """[(check, result)] of a kselftest's TAP output (compare/tap.py
     parses it), in order; result is pass, FAIL or skip.  A check is named
     by its description (numbers shift when revisions add checks); a
     repeated description gets " #2", " #3" ..."""
     out, seen = [], {}
     lines = (line.strip() for line in text.splitlines())
-    for desc, ok, _, skipped in harness.parse_tap(lines):
+    for desc, ok, _, skipped in parse_tap(lines):
         seen[desc] = seen.get(desc, 0) + 1
         if seen[desc] > 1:
             desc += " #%d" % seen[desc]
@@ -960,7 +683,7 @@ def timing(args):
 def check_matrix(args):
     """The matrix through bench/run.py's own checks (--dry-run: the
     binaries' rules, run-qemu.sh's), before anything is built."""
-    cmd = [sys.executable, os.path.join(ROOT, "bench", "run.py"),
+    cmd = [sys.executable, "-m", "bench.run",
            "--mode", "guest", "--profile", args.profile, "--benches",
            args.benches, "--backings", args.backings, "--no-1g", "--dry-run"]
     if args.icount:

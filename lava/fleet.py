@@ -19,7 +19,7 @@ each number comes from; then what a 2 MB page buys there:
   fault   demand-fault cost in us per MB, 4 KB and 2 MB, largest size
 
 A machine's value is the median over its runs.  It is marked as differing
-from the first machine only where compare's own tests (compare/compare.py
+from the first machine only where compare's own tests (compare/stats.py
 verdict: Mann-Whitney U and the bootstrap CI of the median's change,
 beyond --threshold percent) say so; with fewer than four runs a side no
 difference can reach p < 0.05, and the page says so.  There is no
@@ -37,11 +37,10 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "compare"))
-sys.path.insert(0, os.path.join(ROOT, "lava"))
-import compare  # noqa: E402
-from compare import contract  # noqa: E402
-import fetch  # noqa: E402
+from bench import contract
+from compare.runs import human, load_run
+from compare.stats import median, verdict
+from lava import fetch
 
 REF_2M = ("devhugetlb", "hugetlbfs", "maphugetlb")
 
@@ -156,7 +155,7 @@ def machine(arg, results):
         if not os.path.isfile(os.path.join(d, "meta.json")):
             raise FleetError("%s: no meta.json: not a run folder (make bench, "
                              "or make lava-fetch JOB=N)" % d)
-        meta, rows = compare.load_run(d)
+        meta, rows = load_run(d)
         runs.append((d, meta, run_values(meta, rows)))
     meta = runs[0][1]
     lava = meta.get("lava") or {}
@@ -194,7 +193,7 @@ def difference(ref, m, key, lower_is_better, threshold):
     a, b = samples(ref, key), samples(m, key)
     if not a or not b:
         return "not measured"
-    v = compare.verdict(a, b, threshold, lower_is_better=lower_is_better)
+    v = verdict(a, b, threshold, lower_is_better=lower_is_better)
     if v["verdict"] == "cannot tell":
         return "not tested (n=%d, %d; a difference needs %d runs a side)" % (
             len(a), len(b), v["needs"])
@@ -208,7 +207,7 @@ def difference(ref, m, key, lower_is_better, threshold):
 def fmt(xs, unit=""):
     if not xs:
         return "n/a"
-    med = compare.median(xs)
+    med = median(xs)
     spread = "" if len(xs) == 1 else " (%.3g..%.3g, n=%d)" % (min(xs), max(xs), len(xs))
     return "%.3g%s%s" % (med, unit, spread)
 
@@ -234,7 +233,7 @@ def table(machines, threshold):
             difference(machines[0], m, key, lower, threshold) for m in machines[1:])])
     rows.append(["walks from", *(", ".join(sorted({v["walks_src"] for v in m["values"]}))
                                  for m in machines)])
-    rows.append(["at working set", *(", ".join(sorted({compare.human(v["wss"]) for v in m["values"]
+    rows.append(["at working set", *(", ".join(sorted({human(v["wss"]) for v in m["values"]
                                                        if v["wss"]})) or "n/a"
                                      for m in machines)])
     return head, rows
@@ -277,7 +276,7 @@ def write_dat(path, machines):
             if xs:
                 label = "M%d %s" % (i + 1, m["cpu"]["name"][:24])
                 f.write('%d "%s" %g %g %g %d\n' % (i, label.replace('"', "'"),
-                                                   compare.median(xs), min(xs), max(xs),
+                                                   median(xs), min(xs), max(xs),
                                                    m["hardware"]))
 
 

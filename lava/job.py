@@ -35,10 +35,10 @@ import sys
 
 import yaml
 
+from bench import contract
+from bench import benchrun as bench_run  # bench/run.py's code
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-import contract  # noqa: E402
-import benchrun as bench_run  # noqa: E402  (bench/run.py's code)
 
 PROMPT = "hugetlb# "
 MB = 1 << 20

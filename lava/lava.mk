@@ -40,7 +40,7 @@ endif
 
 lava-job: build/bench/benchtool
 	@for d in $(LAVA_DEVICES); do \
-		python3 lava/job.py --profile $(PROFILE) --arch $(ARCH) --device $$d \
+		python3 -m lava.job --profile $(PROFILE) --arch $(ARCH) --device $$d \
 			$(if $(ARTIFACTS),--artifacts $(ARTIFACTS)) \
 			$(if $(DEVICE_TYPE),--device-type $(DEVICE_TYPE)) \
 			$(if $(DTB),--dtb $(DTB)) \
@@ -56,7 +56,7 @@ lava-fetch:
 	@if [ -z "$(JOB)" ]; then \
 		echo "usage: make lava-fetch JOB=N [SERVER=URL] (a token, if needed, in LAVA_TOKEN; else lavacli's identity LAVA_IDENTITY)" >&2; \
 		exit 2; fi
-	@python3 lava/fetch.py $(JOB) $(if $(SERVER),--server $(SERVER)) \
+	@python3 -m lava.fetch $(JOB) $(if $(SERVER),--server $(SERVER)) \
 		$(if $(LAVA_IDENTITY),--identity $(LAVA_IDENTITY)) \
 		$(if $(RESULTS_DIR),--results-dir $(RESULTS_DIR))
 
@@ -64,10 +64,10 @@ fleet-report:
 	@if [ -z "$(RUNS)" ]; then \
 		echo "usage: make fleet-report RUNS=\"results/a results/b,results/b2 ...\" (one word a machine; commas join its repeated runs)" >&2; \
 		exit 2; fi
-	@python3 lava/fleet.py $(RUNS)
+	@python3 -m lava.fleet $(RUNS)
 
 # make deps and make initramfs are steps of the test, which times them.
 test-lava:
-	@python3 tests/lava_server_test.py --profile $(PROFILE)
+	@python3 -m tests.lava_server_test --profile $(PROFILE)
 
 .DEFAULT_GOAL := $(lava_saved_goal)

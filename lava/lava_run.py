@@ -24,8 +24,7 @@ import sys
 
 import yaml
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fetch  # noqa: E402
+from lava import fetch
 
 QEMU = {"amd64": "qemu-system-x86_64", "arm64": "qemu-system-aarch64"}
 

@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-import contract
+from bench import contract
 
 PLOTS = os.path.dirname(os.path.abspath(__file__))
 

@@ -5,7 +5,7 @@ import json
 import os
 import re
 
-import contract
+from bench import contract
 
 # CPUID's vendor strings and hypervisor signatures, in words.
 VENDORS = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD", "HygonGenuine": "Hygon",

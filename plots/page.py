@@ -6,7 +6,7 @@ import html
 import json
 import os
 
-from table import order_key
+from plots.table import order_key
 
 
 CSS = """

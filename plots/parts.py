@@ -5,8 +5,8 @@ come from (Run)."""
 import os
 from dataclasses import dataclass, field
 
-import contract
-from table import Table
+from bench import contract
+from plots.table import Table
 
 
 @dataclass

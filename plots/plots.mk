@@ -11,13 +11,12 @@
 # Needs gnuplot with the svg and pngcairo terminals (Debian: gnuplot-nox) and
 # python3 (standard library only).
 
-PLOTS_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 RUN ?= results/latest
 
 .PHONY: plots test-plots
 
 plots:
-	python3 $(PLOTS_DIR)/render.py $(RUN)
+	python3 -m plots.render $(RUN)
 
 test-plots:
-	python3 $(PLOTS_DIR)/../tests/harness.py run $(PLOTS_DIR)/../tests/plots $(ONLY)
+	python3 -m tests.harness run tests/plots $(ONLY)

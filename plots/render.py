@@ -29,16 +29,20 @@ import sys
 
 PLOTS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(PLOTS)
-sys.path.insert(0, os.path.join(REPO, "bench"))
-sys.path.insert(0, PLOTS)
-import benches  # noqa: E402
-import contract  # noqa: E402
-from draw import draw  # noqa: E402
-from labels import caption_of, load_meta, timing_note  # noqa: E402
-from page import write_index  # noqa: E402
-from parts import Run  # noqa: E402
-from summary import summary_lead, text_summary  # noqa: E402
-from table import order_key  # noqa: E402
+if not __package__:
+    # Run as a file (python3 plots/render.py, as the READMEs show): run as
+    # the module it is, with the repository root, its imports' root, on the path.
+    os.execve(sys.executable, [sys.executable, "-m", "plots.render"] + sys.argv[1:],
+              dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [
+                  REPO, os.environ.get("PYTHONPATH")]))))
+from plots import benches  # noqa: E402
+from bench import contract  # noqa: E402
+from plots.draw import draw  # noqa: E402
+from plots.labels import caption_of, load_meta, timing_note  # noqa: E402
+from plots.page import write_index  # noqa: E402
+from plots.parts import Run  # noqa: E402
+from plots.summary import summary_lead, text_summary  # noqa: E402
+from plots.table import order_key  # noqa: E402
 
 
 EXIT_DAMAGED = 3

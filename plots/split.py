@@ -13,9 +13,9 @@ point 3).  Under TCG there is no hardware TLB under the guest at all:
 the model is a model of the named geometry and nothing here applies."""
 import os
 
-import contract
-import tlbknees
-from table import Table, fmt_bytes, fnum
+from bench import contract
+from bench import tlbknees
+from plots.table import Table, fmt_bytes, fnum
 
 # the TLB entry sizes a page can be held as, kB
 ENTRY_KB = (4, 64, 2048, 32768, 1048576)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The summary as text: the caption, each Section as an aligned table
 with its source, the figures drawn and the notes."""
-import contract
+from bench import contract
 
 
 def summary_lead(meta):

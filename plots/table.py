@@ -9,7 +9,7 @@ import os
 import statistics
 from dataclasses import dataclass, field
 
-import contract
+from bench import contract
 
 
 def order_key(b):

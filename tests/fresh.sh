@@ -114,5 +114,5 @@ for t in "${suites[@]}"; do
 	logs+=("$work/fresh-$t.log")
 done
 [ -e "$work/fresh-deps.log" ] || status=1
-python3 tests/harness.py total "${logs[@]}" || status=1
+python3 -m tests.harness total "${logs[@]}" || status=1
 exit $status

@@ -1,31 +1,32 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""What every test suite of the project shares: the tally of results, TAP
-parsing, and the summary line every suite ends with,
+"""What every test suite of the project shares: the tally of results (TAP
+lines through compare/tap.py), and the summary line every suite ends with,
 
     N passed, N failed[, N skipped]
 
 (optionally after a "name: " prefix).  Host tests are stdlib unittest
 cases, run through run_unittest().
 
-    python3 tests/harness.py total LOG...   add up the last summary line of
+    python3 -m tests.harness total LOG...   add up the last summary line of
                                             each log (.ci/run); a log
                                             without one counts as a failure
-    python3 tests/harness.py run FOLDER [--failfast] [NAME...]
+    python3 -m tests.harness run FOLDER [--failfast] [NAME...]
                                             run FOLDER's tests (or those
                                             NAMEs choose: select()), e.g.
                                             tests/host
+
+from the repository root, the root of every import (bench, plots,
+compare, lava, tests).
 """
 import os
 import re
 import sys
 import unittest
 
+from compare.tap import parse_tap
+
 SUMMARY = re.compile(r"^(?:\w+: )?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$")
-# kselftest.h writes "ok 3 # SKIP name: why", the project's runners
-# "ok 3 name # SKIP why" or "ok - name".
-_TAP_SKIP_FIRST = re.compile(r"^(ok|not ok) \d+ # SKIP (.*)$")
-_TAP = re.compile(r"^(ok|not ok)(?: \d+)?(?: -)? (.*?)(?: # (.*))?$")
 
 
 def summary_line(passed, failed, skipped=None):
@@ -41,22 +42,6 @@ def parse_summary(text):
         if m:
             found = (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
     return found
-
-
-def parse_tap(lines):
-    """[(name, ok, note, skipped)] for each TAP result line."""
-    out = []
-    for line in lines:
-        m = _TAP_SKIP_FIRST.match(line)
-        if m:
-            out.append((m.group(2), True, "skipped", True))
-            continue
-        m = _TAP.match(line)
-        if m:
-            note = m.group(3) or ""
-            out.append((m.group(2), m.group(1) == "ok", note,
-                        note.startswith("SKIP")))
-    return out
 
 
 class Tally:
@@ -166,8 +151,6 @@ def modules(folder):
 def load(folder, names):
     """The tests of folder's modules, classes or tests named (test_fault,
     test_fault.Faults.test_x), as tests.<suite>.<name>."""
-    if ROOT not in sys.path:
-        sys.path.insert(0, ROOT)
     loader = unittest.defaultTestLoader
     return unittest.TestSuite(loader.loadTestsFromName(package(folder) + "." + n)
                               for n in names)
@@ -252,6 +235,6 @@ if __name__ == "__main__":
         ff, mods = only_args(sys.argv[3:])
         sys.exit(run_unittest(select(os.path.abspath(sys.argv[2]), mods),
                               failfast=ff))
-    print("usage: harness.py total LOG... | run FOLDER [--failfast] "
+    print("usage: python3 -m tests.harness total LOG... | run FOLDER [--failfast] "
           "[NAME...]", file=sys.stderr)
     sys.exit(2)

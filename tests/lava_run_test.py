@@ -4,7 +4,7 @@
 device, run by lava-run alone (LAVA's own dispatcher, no server), then
 fetched back with lava/fetch.py.
 
-    python3 tests/lava_run_test.py [--kernel K] [--initrd I] [--keep DIR]
+    python3 -m tests.lava_run_test [--kernel K] [--initrd I] [--keep DIR]
 
 Checks: the stock initramfs without /job takes its job from the kernel
 command line (an unknown step refused); the job is valid for LAVA's
@@ -25,11 +25,10 @@ import sys
 import tempfile
 import time
 
+from tests.harness import Tally
+from lava import fetch
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-sys.path.insert(0, os.path.join(ROOT, "lava"))
-from harness import Tally  # noqa: E402
-import fetch  # noqa: E402
 
 LAVA_PY = "/usr/bin/python3"
 TIMEOUT = 1500
@@ -75,7 +74,7 @@ def check_log(tally, out, seconds):
 
 def check_fetch(tally, out, lines, tmp):
     results = os.path.join(tmp, "results")
-    r = sh([sys.executable, "lava/fetch.py", "1", "--log", os.path.join(out, "job.log"),
+    r = sh([sys.executable, "-m", "lava.fetch", "1", "--log", os.path.join(out, "job.log"),
             "--job-info", os.path.join(out, "job-info.json"), "--results-dir", results])
     runs = [d for d in os.listdir(results) if d != "latest"] if os.path.isdir(results) else []
     if r.returncode or len(runs) != 1:
@@ -126,7 +125,7 @@ def main(argv=None):
         return tally.summary()
     with tempfile.TemporaryDirectory() as tmp:
         job = os.path.join(tmp, "job.yaml")
-        r = sh([sys.executable, "lava/job.py", "--profile", "tiny", "--device", "qemu",
+        r = sh([sys.executable, "-m", "lava.job", "--profile", "tiny", "--device", "qemu",
                 "--artifacts", artifacts(tmp, args.kernel, args.initrd), "--out", job])
         v = sh([LAVA_PY, "lava/validate.py", job]) if not r.returncode else r
         tally.record("lava-job: the tiny qemu job, valid for LAVA", v.returncode == 0,
@@ -135,7 +134,7 @@ def main(argv=None):
             return tally.summary()
         out = os.path.join(tmp, "lava-run")
         start = time.monotonic()
-        sh([LAVA_PY, "lava/lava_run.py", job, out, "--timeout", str(TIMEOUT)], TIMEOUT + 60)
+        sh([LAVA_PY, "-m", "lava.lava_run", job, out, "--timeout", str(TIMEOUT)], TIMEOUT + 60)
         lines = check_log(tally, out, time.monotonic() - start)
         check_fetch(tally, out, lines, tmp)
         if args.keep:

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """make test-lava: the quick job through a real LAVA lab on loopback.
 
-    python3 tests/lava_server_test.py [--profile quick] [--keep DIR]
+    python3 -m tests.lava_server_test [--profile quick] [--keep DIR]
 
 Runs `make deps` and `make initramfs`, writes the qemu job (`make
 lava-job`), starts lava/lab.py's lab (PostgreSQL, lava-server, scheduler,
@@ -30,12 +30,11 @@ import time
 
 import yaml
 
+from tests.harness import Tally
+from lava import fetch
+from lava import lab as lablib
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-sys.path.insert(0, os.path.join(ROOT, "lava"))
-from harness import Tally  # noqa: E402
-import fetch  # noqa: E402
-import lab as lablib  # noqa: E402
 
 WAIT_S = 3600
 
@@ -174,7 +173,7 @@ def run_job(tally, lab, times, args, outputs):
         return
     check_rows(tally, lines, runs[0])
     check_meta(tally, runs[0], job, lablib.DEVICE)
-    outputs.append(step(times, "plots/render.py", [sys.executable, "plots/render.py",
+    outputs.append(step(times, "plots.render", [sys.executable, "-m", "plots.render",
                                                    runs[0], "--no-link"]))
     tally.record("render: the run's page and figures",
                  os.path.exists(os.path.join(runs[0], "index.html")) and

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Reliability and security of /dev/hugetlb, in the guest and around it.
 
-    python3 tests/reliability.py --kernel K --initrd I [--arch arm64] [--seed S]
+    python3 -m tests.reliability --kernel K --initrd I [--arch arm64] [--seed S]
         [--stress-seconds 60] [--only NAME[,NAME...]]
 
 Guest boots (each job runs with /proc/sys/kernel/panic_on_warn=1, and every
@@ -72,12 +72,11 @@ import subprocess
 import sys
 import time
 
+from bench.contract import GUEST_FILES, QEMU_EXIT, QEMU_EXIT_REASON, SPLAT
+from tests.harness import Tally
+from bench.hostlock import HOST_LOCK
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-sys.path.insert(0, os.path.join(ROOT, "tests"))  # also as python3 -m tests.reliability
-from contract import GUEST_FILES, QEMU_EXIT, QEMU_EXIT_REASON, SPLAT  # noqa: E402
-from harness import Tally  # noqa: E402
-from hostlock import HOST_LOCK  # noqa: E402
 OUT = os.path.join(ROOT, "build", "reliability")
 # Each architecture's build of tests/stress.
 STRESS_BIN = {"x86_64": os.path.join(ROOT, "build", "stress"),
@@ -275,7 +274,7 @@ def seeded_program(t, args, name, prog):
     """hguard around one seeded run of prog (hstress or hfuzz) on 2 CPUs."""
     job = "hguard %s %s --seed %d --procs %d --seconds %d --ops %d" % (
         prog, prog, args.seed, args.procs, args.stress_seconds, args.ops)
-    print("  %s: seed %d, %d processes, %d s; replay: python3 tests/reliability.py "
+    print("  %s: seed %d, %d processes, %d s; replay: python3 -m tests.reliability "
           "--kernel %s --initrd %s --arch %s --only %s --seed %d --stress-seconds %d"
           % (name, args.seed, args.procs, args.stress_seconds, args.kernel, args.initrd,
              args.arch, name, args.seed, args.stress_seconds), flush=True)
@@ -370,7 +369,7 @@ def bench_run(args, extra, name, popen=False):
     results = os.path.join(OUT, "results-" + name)
     os.makedirs(results, exist_ok=True)
     before = set(os.listdir(results))
-    argv = [sys.executable, os.path.join(ROOT, "bench", "run.py"), "--profile", "tiny",
+    argv = [sys.executable, "-m", "bench.run", "--profile", "tiny",
             "--results-dir", results] + extra
     if popen:
         return argv, results, before

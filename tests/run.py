@@ -41,11 +41,10 @@ import sys
 import tempfile
 import time
 
-from harness import ONE_TEST, Tally, discover, parse_summary, unittest_counts
+from bench.contract import GUEST_FILES, QEMU_EXIT
+from tests.harness import ONE_TEST, Tally, discover, parse_summary, unittest_counts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-from contract import GUEST_FILES, QEMU_EXIT  # noqa: E402
 # The guest test pool: 256 x 2 MB covers the 256 MB upstream tests; one
 # 1 GB page gives /dev/hugetlb-1048576kB something to map.
 GUEST_POOL = ["--hugepages", "256", "--hugepages-1g", "1"]
@@ -231,7 +230,7 @@ def arm64(tally, args, make_args):
         guest_harness(tally, args)
         kselftests(tally, args)
         suite_with_summary(tally, "reliability and security in the arm64 guest",
-                           ["python3", "tests/reliability.py", "--arch", "arm64",
+                           ["python3", "-m", "tests.reliability", "--arch", "arm64",
                             "--kernel", args.kernel, "--initrd", args.initrd,
                             "--stress-seconds", str(ARM64_STRESS_SECONDS)], 1800)
         suite_with_summary(tally, "bench guest test (arm64)",
@@ -269,7 +268,7 @@ def main():
         return arm64(tally, args, make_args)
 
     normal = args.variant == "bzImage"
-    reliability = ["python3", "tests/reliability.py", "--kernel", args.kernel,
+    reliability = ["python3", "-m", "tests.reliability", "--kernel", args.kernel,
                    "--initrd", args.initrd]
     if normal and args.no_host_tests:
         print("(the host, bench, plots and compare unit suites are left to another run: "
@@ -295,7 +294,7 @@ def main():
         kselftests(tally, args)
         suite_with_summary(tally, "reliability and security in the guest", reliability, 3600)
         suite_with_summary(tally, "path clients in the guest",
-                           ["python3", "tests/pathcase/run.py", "--kernel", args.kernel,
+                           ["python3", "-m", "tests.pathcase.run", "--kernel", args.kernel,
                             "--initrd", args.initrd, "--timeout", "900" if normal else "1800",
                             "--wait", "90" if normal else "300"],
                            2000)
@@ -305,7 +304,7 @@ def main():
             suite_with_summary(tally, "bench guest test", [guest_test, "--kernel", args.kernel,
                                                            "--initrd", args.initrd], 1500)
             suite_with_summary(tally, "a LAVA job through lava-run",
-                               ["python3", "tests/lava_run_test.py", "--kernel", args.kernel,
+                               ["python3", "-m", "tests.lava_run_test", "--kernel", args.kernel,
                                 "--initrd", args.initrd], 1800)
         else:
             # The baseline and the benchmark checks are about the normal

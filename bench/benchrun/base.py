@@ -7,7 +7,7 @@ import os
 import re
 import sys
 
-from hostlock import HOST_LOCK
+from bench.hostlock import HOST_LOCK
 
 
 # bench/benchrun/base.py -> the project root

@@ -14,7 +14,7 @@ import json
 import os
 import subprocess
 
-import contract
+from bench import contract
 
 from .base import GB, ROOT
 from .profiles import REALPROG

@@ -13,7 +13,7 @@ import shlex
 import signal
 import sys
 
-import contract
+from bench import contract
 
 from . import check
 from .base import GB, MB, ROOT

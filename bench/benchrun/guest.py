@@ -9,7 +9,7 @@ import shlex
 import subprocess
 import sys
 
-import contract
+from bench import contract
 
 from .base import KB_1G, ROOT
 from .plan import binary

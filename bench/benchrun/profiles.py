@@ -10,7 +10,7 @@ import math
 import os
 import subprocess
 
-import contract
+from bench import contract
 
 from .base import GB, KB_1G, KB_2M, MB, ROOT, size_bytes
 

@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-import contract
+from bench import contract
 
 from .base import bracketed
 
@@ -122,74 +122,98 @@ class Results:
         return None
 
     def add_meta(self, key, val):
-        m = self.meta
-        if key == "backing":
-            b = m["backings"].setdefault(val["name"], {
-                "status": val["status"], "reason": val["reason"],
-                "page_kb": val["page_kb"], "promised_kb": val["promised_kb"],
-                "benches": {}})
-            b["benches"][val["bench"]] = val["status"]
-            # failed anywhere > measured anywhere > skipped everywhere
-            if self.STATUS_ORDER[val["status"]] > \
-                    self.STATUS_ORDER[b["status"]]:
-                b["status"] = val["status"]
-                b["reason"] = val["reason"]
-            if val["page_kb"]:
-                b["page_kb"] = val["page_kb"]
-        elif key == "method":
-            bench = val.pop("bench", "?")
-            m["method"].setdefault("per_bench", {})[bench] = val
-            for k in ("warmup", "reps", "seed", "aslr_off", "cpu_pinned",
-                      "timer_resolution_ns", "timer_getres_ns", "clock"):
-                m["method"].setdefault(k, val.get(k))
-            # the first benchmark that models the TLB (--model) adds its
-            # sample to the run's choice (cli.py; its preset where none)
-            t = m.setdefault("tlb_model", {"preset": val.get("model")}) \
-                if "model" in val else {"counted_accesses": None}
-            if "counted_accesses" not in t:
-                t.update(counted_accesses=val.get("model_cap"),
-                         warm_accesses=val.get("model_cap"))
-        elif key == "hugepages":
-            if not m["hugepages"]:
-                m["hugepages"] = {"%skB" % k: v for k, v in val.items()}
-        elif key == "counters":
-            if not m["counters"]:
-                m["counters"] = val
-        elif key == "order":
-            # the rounds each point was measured in (bench/runner.c)
-            bench = val.pop("bench", "?")
-            m.setdefault("repetition_order", {}).setdefault(
-                bench, []).append(val)
-        elif key == "numa":
-            # where each mapping's pages are, per node (bench/numa.h)
-            bench = val.pop("bench", "?")
-            m.setdefault("numa_placement", {}).setdefault(
-                bench, {}).setdefault(val.pop("backing"), []).append(val)
-        elif key == "thp_guest":
-            # the guest kernel's THP knobs (the host's are in machine)
-            m[key] = {k: bracketed(v) or None for k, v in val.items()}
-        elif key == "skip":
-            # a point a benchmark could not measure (faultscale: N regions
-            # do not fit the pool), with the reason
-            m.setdefault("skipped_points", []).append(val)
-        elif key == "host_memory":
-            # what backs guest RAM on the host (run-qemu.sh under KVM)
-            m[key] = val
-        elif key == "env":
-            self.env = val
-            m["kernel"] = val.get("kernel")
-            m["measured_cpu"] = val.get("cpu")
-            if m.get("mode") == "guest":
-                m["series_id"] = val.get("series_id")
-                if m.get("qemu") is not None:
-                    accel = val.get("accel") or m["qemu"].get("accel")
-                    icount = val.get("icount") == "1"
-                    m["qemu"]["accel"] = accel
-                    m["qemu"]["icount"] = icount
-                    m["timing_source"] = "icount" if icount else accel
+        """One "@meta KEY JSON" line into meta.json: by its key's handler
+        (META_KEYS), else kept as it came under "other"."""
+        handler = self.META_KEYS.get(key)
+        if handler:
+            handler(self, val)
         else:
-            m.setdefault("other", {})[key] = val
+            self.meta.setdefault("other", {})[key] = val
         self.write_meta()
+
+    def _meta_backing(self, val):
+        b = self.meta["backings"].setdefault(val["name"], {
+            "status": val["status"], "reason": val["reason"],
+            "page_kb": val["page_kb"], "promised_kb": val["promised_kb"],
+            "benches": {}})
+        b["benches"][val["bench"]] = val["status"]
+        # failed anywhere > measured anywhere > skipped everywhere
+        if self.STATUS_ORDER[val["status"]] > self.STATUS_ORDER[b["status"]]:
+            b["status"] = val["status"]
+            b["reason"] = val["reason"]
+        if val["page_kb"]:
+            b["page_kb"] = val["page_kb"]
+
+    def _meta_method(self, val):
+        m = self.meta
+        bench = val.pop("bench", "?")
+        m["method"].setdefault("per_bench", {})[bench] = val
+        for k in ("warmup", "reps", "seed", "aslr_off", "cpu_pinned",
+                  "timer_resolution_ns", "timer_getres_ns", "clock"):
+            m["method"].setdefault(k, val.get(k))
+        # the first benchmark that models the TLB (--model) adds its
+        # sample to the run's choice (cli.py; its preset where none)
+        t = m.setdefault("tlb_model", {"preset": val.get("model")}) \
+            if "model" in val else {"counted_accesses": None}
+        if "counted_accesses" not in t:
+            t.update(counted_accesses=val.get("model_cap"),
+                     warm_accesses=val.get("model_cap"))
+
+    def _meta_hugepages(self, val):
+        if not self.meta["hugepages"]:
+            self.meta["hugepages"] = {"%skB" % k: v for k, v in val.items()}
+
+    def _meta_counters(self, val):
+        if not self.meta["counters"]:
+            self.meta["counters"] = val
+
+    def _meta_order(self, val):
+        # the rounds each point was measured in (bench/runner.c)
+        bench = val.pop("bench", "?")
+        self.meta.setdefault("repetition_order", {}).setdefault(
+            bench, []).append(val)
+
+    def _meta_numa(self, val):
+        # where each mapping's pages are, per node (bench/numa.h)
+        bench = val.pop("bench", "?")
+        self.meta.setdefault("numa_placement", {}).setdefault(
+            bench, {}).setdefault(val.pop("backing"), []).append(val)
+
+    def _meta_thp_guest(self, val):
+        # the guest kernel's THP knobs (the host's are in machine)
+        self.meta["thp_guest"] = {k: bracketed(v) or None
+                                  for k, v in val.items()}
+
+    def _meta_skip(self, val):
+        # a point a benchmark could not measure (faultscale: N regions
+        # do not fit the pool), with the reason
+        self.meta.setdefault("skipped_points", []).append(val)
+
+    def _meta_host_memory(self, val):
+        # what backs guest RAM on the host (run-qemu.sh under KVM)
+        self.meta["host_memory"] = val
+
+    def _meta_env(self, val):
+        m = self.meta
+        self.env = val
+        m["kernel"] = val.get("kernel")
+        m["measured_cpu"] = val.get("cpu")
+        if m.get("mode") == "guest":
+            m["series_id"] = val.get("series_id")
+            if m.get("qemu") is not None:
+                accel = val.get("accel") or m["qemu"].get("accel")
+                icount = val.get("icount") == "1"
+                m["qemu"]["accel"] = accel
+                m["qemu"]["icount"] = icount
+                m["timing_source"] = "icount" if icount else accel
+
+    # The @meta keys the binaries print (bench/rows.h, results/README.md)
+    # and where each goes in meta.json; any other key is kept under "other".
+    META_KEYS = {"backing": _meta_backing, "method": _meta_method,
+                 "hugepages": _meta_hugepages, "counters": _meta_counters,
+                 "order": _meta_order, "numa": _meta_numa,
+                 "thp_guest": _meta_thp_guest, "skip": _meta_skip,
+                 "host_memory": _meta_host_memory, "env": _meta_env}
 
     # QEMU emulates a PMU under TCG on arm64 (PMUv3): its cycles follow
     # emulated time, and a guest kernel with a PMU driver opens them.
@@ -261,4 +285,4 @@ def report(res, status):
         print("bench: FAILED backings: %s" % ", ".join(bad), file=sys.stderr)
     print("bench: rows %s; results in %s (%s)" % (
         json.dumps(res.rows, sort_keys=True), res.dir, status))
-    print("bench: figures and summary: python3 plots/render.py %s" % res.dir)
+    print("bench: figures and summary: python3 -m plots.render %s" % res.dir)

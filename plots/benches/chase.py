@@ -4,12 +4,12 @@ TLB and modelled TLB figures, one set per hop kind, and the latency and
 page-walk sections of the summary."""
 import textwrap
 
-import contract
-from labels import in_words
-from parts import Job, Parts, Section
-from split import split_pages
-from benches._fixture import L1, STLB, cache_ns, fmt, miss_per_1k
-from table import (at_largest, baseline, fmt_bytes, fmt_num, fnum, order_key, page_kb, value_at,
+from bench import contract
+from plots.labels import in_words
+from plots.parts import Job, Parts, Section
+from plots.split import split_pages
+from plots.benches._fixture import L1, STLB, cache_ns, fmt, miss_per_1k
+from plots.table import (at_largest, baseline, fmt_bytes, fmt_num, fnum, order_key, page_kb, value_at,
                    wss_differ)
 
 ORDER = 10

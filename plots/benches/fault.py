@@ -4,10 +4,10 @@ populate, and setup cost (the prepare step and mmap + munmap); one figure
 and three summary sections."""
 import statistics
 
-import contract
-from parts import Job, Parts, Section
-from benches._fixture import MB, fmt
-from table import baseline, fmt_num, fnum
+from bench import contract
+from plots.parts import Job, Parts, Section
+from plots.benches._fixture import MB, fmt
+from plots.table import baseline, fmt_num, fnum
 
 ORDER = 30
 # a run recorded before fault timed the prepare step

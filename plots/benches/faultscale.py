@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """faultscale.csv (bench/faultscale.c): faults per second of N tasks,
 processes and threads; a figure and a summary section."""
-from parts import Job, Parts, Section
-from benches._fixture import MB
-from table import fmt_bytes, fmt_num, fnum
+from plots.parts import Job, Parts, Section
+from plots.benches._fixture import MB
+from plots.table import fmt_bytes, fmt_num, fnum
 
 ORDER = 50
 RANK = 70

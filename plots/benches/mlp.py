@@ -3,10 +3,10 @@
 number of chains in flight; a figure and a summary section."""
 import statistics
 
-import contract
-from parts import Job, Parts, Section
-from benches._fixture import MB
-from table import at_largest, fmt_bytes, fmt_num, fnum, order_key, wss_differ
+from bench import contract
+from plots.parts import Job, Parts, Section
+from plots.benches._fixture import MB
+from plots.table import at_largest, fmt_bytes, fmt_num, fnum, order_key, wss_differ
 
 ORDER = 60
 RANK = 50

@@ -6,9 +6,9 @@ import csv
 import os
 import statistics
 
-import contract
-from parts import Job, Parts, Section
-from table import fmt_bytes, fmt_num, fnum, order_key
+from bench import contract
+from plots.parts import Job, Parts, Section
+from plots.table import fmt_bytes, fmt_num, fnum, order_key
 
 ORDER = 55  # after faultscale, before mlp, as the page has always had it
 RANK = 80

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """stream.csv (bench/stream.c): sequential bandwidth per kernel and the
 page-stride read, in one figure; no summary section."""
-from parts import Job, Parts
-from benches._fixture import MB, STLB, fmt, miss_per_1k
+from plots.parts import Job, Parts
+from plots.benches._fixture import MB, STLB, fmt, miss_per_1k
 
 ORDER = 20
 FIGURES = {

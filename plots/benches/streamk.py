@@ -3,10 +3,10 @@
 figure and a summary section that say what the numbers are."""
 import textwrap
 
-import contract
-from parts import Job, Parts, Section
-from benches._fixture import MB, fmt
-from table import fmt_bytes, fmt_num, fnum
+from bench import contract
+from plots.parts import Job, Parts, Section
+from plots.benches._fixture import MB, fmt
+from plots.table import fmt_bytes, fmt_num, fnum
 
 ORDER = 40
 RANK = 40

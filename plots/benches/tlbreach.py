@@ -7,12 +7,12 @@ import os
 import subprocess
 import textwrap
 
-import contract
-import tlbknees
-from labels import in_words
-from parts import Job, Parts, Section
-from split import held_kb, split_pages
-from table import fmt_bytes, fmt_num, fnum, page_kb
+from bench import contract
+from bench import tlbknees
+from plots.labels import in_words
+from plots.parts import Job, Parts, Section
+from plots.split import held_kb, split_pages
+from plots.table import fmt_bytes, fmt_num, fnum, page_kb
 
 ORDER = 70
 RANK = 60

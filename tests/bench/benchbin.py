@@ -9,7 +9,7 @@ import os
 import subprocess
 import unittest
 
-from common import BINDIR
+from tests.bench.common import BINDIR
 
 # backing.c's reason when THP pages could not be had at that moment
 THP_SHORT = "in huge pages (AnonHugePages)"

@@ -1,22 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0
 """Shared paths and helpers of the bench unit tests.  What a benchmark's
 CSV holds and what page size a backing promises come from the contract
-(bench/contract.py), never from a copy here.  bench/ is on sys.path
-after this import: `import benchrun` is bench/run.py's code."""
+(bench/contract.py), never from a copy here."""
 import json
 import os
 import subprocess
-import sys
 import unittest
+
+from bench import benchrun
+from bench import contract
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 BINDIR = os.path.join(ROOT, "build", "bench")
 BENCHTOOL = os.path.join(BINDIR, "benchtool")
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-import benchrun  # noqa: E402
-import contract  # noqa: E402
 
 REQUIRED_META = ["run_id", "date", "git_rev", "profile", "mode", "host_cpu",
                  "kernel", "series_id", "qemu", "timing_source", "hugepages",

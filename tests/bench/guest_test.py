@@ -28,18 +28,17 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (REQUIRED_MACHINE, REQUIRED_META, REQUIRED_METHOD,  # noqa
+from tests.bench.common import (REQUIRED_MACHINE, REQUIRED_META, REQUIRED_METHOD,  # noqa
                     ROOT, contract, promised_kb)
-import benchrun  # noqa: E402
-from harness import Tally  # noqa: E402
+from bench import benchrun
+from tests.harness import Tally
 
 OUT = os.path.join(ROOT, "build", "bench-guest-test")
 
 
 def run_bench(t, args):
     os.makedirs(OUT, exist_ok=True)
-    cmd = [sys.executable, os.path.join(ROOT, "bench", "run.py"),
+    cmd = [sys.executable, "-m", "bench.run",
            "--mode", "guest", "--profile", "tiny", "--results-dir", OUT,
            "--arch", args.arch]
     if args.kernel:

@@ -5,4 +5,7 @@
 # sizes the kernel gave.  Needs a built kernel and initramfs (make kernel
 # initramfs).  Arguments: [--kernel PATH] [--initrd PATH].  Prints its own
 # "N passed, N failed" line; exits 1 on any failure.
-exec python3 "$(dirname "$0")/guest_test.py" "$@"
+# As a module of the repository root, its imports' root; the arguments'
+# paths stay relative to where this was started.
+root=$(cd "$(dirname "$0")/../.." && pwd)
+PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" exec python3 -m tests.bench.guest_test "$@"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Runs tests/bench/test_*.py; the last line is "N passed, N failed".
 
-    python3 tests/bench/run_tests.py [--failfast] [NAME...]
+    python3 -m tests.bench.run_tests [--failfast] [NAME...]
     make test-bench [ONLY=test_fault,test_layout]
 
 NAME runs only those tests: a module (test_fault, tests.bench.test_fault),
@@ -18,11 +18,8 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-import harness  # noqa: E402
-import common  # noqa: E402,F401  (puts bench/ on sys.path)
-import benchrun  # noqa: E402
+from bench import benchrun
+from tests import harness
 
 SUITE_PAGES = 16
 

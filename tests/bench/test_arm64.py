@@ -13,12 +13,12 @@ import subprocess
 import tempfile
 import unittest
 
-import test_mlp
-from benchbin import BenchRun
-from common import BENCHTOOL, ROOT, contract
+from tests.bench import test_mlp
+from tests.bench.benchbin import BenchRun
+from tests.bench.common import BENCHTOOL, ROOT, contract
 
-import benchrun as run  # noqa: E402
-from benchrun.model import decide  # noqa: E402
+from bench import benchrun as run
+from bench.benchrun.model import decide
 # the page sizes only the arm64 guest has (the contract's pool table)
 ARM64_ONLY = [p for p in contract.POOLS if "x86_64" not in p.arches]
 BASES = ("hugetlbfs", "shm", "devhugetlb", "maphugetlb", "memfd")

@@ -15,9 +15,9 @@ import subprocess
 import tempfile
 import unittest
 
-from benchbin import BenchRun
-from common import BINDIR, benchtool
-import benchrun  # noqa: E402
+from tests.bench.benchbin import BenchRun
+from tests.bench.common import BINDIR, benchtool
+from bench import benchrun
 
 POOL = "/sys/kernel/mm/hugepages/hugepages-2048kB/"
 

@@ -9,7 +9,7 @@ repetition) do not come back to the start and the position says whether
 every hop was chased."""
 import unittest
 
-from benchbin import BenchRun
+from tests.bench.benchbin import BenchRun
 
 SIZES = [44 << 10, 1536 << 10]
 

@@ -4,8 +4,8 @@ fixed amount; nothing per size accumulates across the sweep."""
 import os
 import unittest
 
-from benchbin import run_with_maxrss
-from common import BINDIR
+from tests.bench.benchbin import run_with_maxrss
+from tests.bench.common import BINDIR
 
 MB = 1 << 20
 # The binary, its stack, stdio and the TLB model's arrays: a few MB.

@@ -30,15 +30,15 @@ import tempfile
 import unittest
 from unittest import mock
 
-from benchbin import BenchRun
-from common import BINDIR, raise_free
-import quiet
+from tests.bench.benchbin import BenchRun
+from tests.bench.common import BINDIR, raise_free
+from tests.bench import quiet
+from bench import benchrun as run_py
 
 MB = 1 << 20
 RUNS, ATTEMPTS = 3, 3
 TOLERANCE = 0.10
 HOPS = "512K"
-import benchrun as run_py  # noqa: E402
 
 
 def chase_rows(backings, wss, hop):

@@ -15,11 +15,11 @@ import subprocess
 import tempfile
 import unittest
 
-from benchbin import BenchRun
-from common import BINDIR, ROOT, benchtool
+from tests.bench.benchbin import BenchRun
+from tests.bench.common import BINDIR, ROOT, benchtool
 import json
 
-from test_contract import fake_xz
+from tests.bench.test_contract import fake_xz
 
 CHASE_COLS = re.compile(r"\t\.columns = .*?\",\n", re.S)
 

@@ -7,9 +7,9 @@ import subprocess
 import tempfile
 import unittest
 
-from benchbin import BenchRun
-from common import BINDIR, benchtool
-from common import contract as contract_py
+from tests.bench.benchbin import BenchRun
+from tests.bench.common import BINDIR, benchtool
+from tests.bench.common import contract as contract_py
 
 
 # A stand-in for xz (realprog --xz), whatever its options: 8 MB of 4 kB

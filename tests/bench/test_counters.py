@@ -7,8 +7,8 @@ import subprocess
 import tempfile
 import unittest
 
-from benchbin import BenchRun
-from common import BINDIR, benchtool
+from tests.bench.benchbin import BenchRun
+from tests.bench.common import BINDIR, benchtool
 
 
 def scale(v0, v1, e0, e1, r0, r1):

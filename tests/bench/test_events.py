@@ -7,7 +7,7 @@ import re
 import subprocess
 import unittest
 
-from common import BENCHTOOL, ROOT, benchtool
+from tests.bench.common import BENCHTOOL, ROOT, benchtool
 
 MAPFILE = os.path.join(ROOT, "build", "pmu-events", "tools", "perf",
                        "pmu-events", "arch", "x86", "mapfile.csv")

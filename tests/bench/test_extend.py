@@ -12,8 +12,8 @@ import tempfile
 import time
 import unittest
 
-from benchbin import BenchRun
-from common import BINDIR, ROOT
+from tests.bench.benchbin import BenchRun
+from tests.bench.common import BINDIR, ROOT
 
 NEW_BACKING = r'''
 static int anon4k_attach(struct mapping *m, int pop, char *why, size_t n)

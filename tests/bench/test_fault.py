@@ -9,9 +9,9 @@ import subprocess
 import tempfile
 import unittest
 
-from benchbin import BenchRun, run_thp_tolerant
-from common import BINDIR, raise_free
-import benchrun  # noqa: E402
+from tests.bench.benchbin import BenchRun, run_thp_tolerant
+from tests.bench.common import BINDIR, raise_free
+from bench import benchrun
 
 SIZE = 4 << 20
 ARGS = ["--sizes", "4M", "--reps", "3", "--warmup", "1"]

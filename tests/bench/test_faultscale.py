@@ -14,10 +14,10 @@ import subprocess
 import tempfile
 import unittest
 
-from benchbin import run_thp_tolerant
-from common import BINDIR, contract
-import quiet
-import benchrun  # noqa: E402
+from tests.bench.benchbin import run_thp_tolerant
+from tests.bench.common import BINDIR, contract
+from tests.bench import quiet
+from bench import benchrun
 
 CPUS = sorted(os.sched_getaffinity(0))
 N = len(CPUS)

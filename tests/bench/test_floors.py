@@ -16,7 +16,7 @@ import re
 import tempfile
 import unittest
 
-from common import ROOT
+from tests.bench.common import ROOT
 
 BENCH = os.path.join(ROOT, "bench")
 

@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 import unittest
 
-from common import BENCHTOOL, BINDIR, benchtool
+from tests.bench.common import BENCHTOOL, BINDIR, benchtool
 
 REALPROG = os.path.join(BINDIR, "realprog")
 SO = os.path.join(BINDIR, "hugepreload.so")

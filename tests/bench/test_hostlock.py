@@ -15,15 +15,14 @@ import tempfile
 import time
 import unittest
 
-from common import ROOT
-from hostlock import HostLock, _parent  # noqa: E402
+from tests.bench.common import ROOT
+from bench.hostlock import HostLock, _parent
 
 # One run's use of the pools: hold, raise by its own 8 pages, run a while,
 # look at the pool, restore.  Prints when it ran and what it saw.
 RUN = """
-import json, sys, time
-sys.path.insert(0, %(bench)r)
-from benchrun import HugePools
+import json, time
+from bench.benchrun import HugePools
 pools = HugePools(%(sysfmt)r)
 pools.hold()
 want = pools.read(2048) + 8
@@ -42,8 +41,7 @@ print(json.dumps({"start": start, "end": end, "saw": saw, "want": want}))
 # before it ends); then it stops CHILD.
 HOLDER = """
 import json, os, subprocess, sys
-sys.path.insert(0, %(bench)r)
-from hostlock import HOST_LOCK
+from bench.hostlock import HOST_LOCK
 HOST_LOCK.acquire("parent")
 child = subprocess.Popen([sys.executable, "-c", %(child)r],
                          env=dict(os.environ, **%(env)r),
@@ -54,9 +52,7 @@ child.wait()
 print(json.dumps(first))
 """
 CHILD = """
-import sys
-sys.path.insert(0, %(bench)r)
-from hostlock import HOST_LOCK, HostLock
+from bench.hostlock import HOST_LOCK, HostLock
 %(lock)s.acquire("child")
 """
 
@@ -75,15 +71,17 @@ class TwoRunsAtOnce(unittest.TestCase):
         with open(self.sysfmt % 2048, "w") as f:
             f.write("10\n")
         # A lock of the test's own, and no owner inherited from the suite
-        # (whose runner holds the real one).
-        self.env = dict(os.environ, HUGETLB_HOST_LOCK=os.path.join(self.tmp.name, "lock"))
+        # (whose runner holds the real one); the repository root is the
+        # root of the children's imports.
+        self.env = dict(os.environ, HUGETLB_HOST_LOCK=os.path.join(self.tmp.name, "lock"),
+                        PYTHONPATH=ROOT)
         self.env.pop("HUGETLB_HOST_LOCK_OWNER", None)
 
     def tearDown(self):
         self.tmp.cleanup()
 
     def start(self, env=None):
-        code = RUN % {"bench": os.path.join(ROOT, "bench"), "sysfmt": self.sysfmt}
+        code = RUN % {"sysfmt": self.sysfmt}
         return subprocess.Popen([sys.executable, "-c", code], env=env or self.env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -110,12 +108,10 @@ class TwoRunsAtOnce(unittest.TestCase):
         # The holder's child (the bench suite's own native run) runs inside
         # its turn; a deadlock here would hang until the timeout.
         code = ("import os, subprocess, sys\n"
-                "sys.path.insert(0, %r)\n"
-                "from hostlock import HOST_LOCK\n"
+                "from bench.hostlock import HOST_LOCK\n"
                 "HOST_LOCK.acquire('parent')\n"
                 "sys.exit(subprocess.run([sys.executable, '-c', %r]).returncode)\n"
-                % (os.path.join(ROOT, "bench"),
-                   RUN % {"bench": os.path.join(ROOT, "bench"), "sysfmt": self.sysfmt}))
+                % (RUN % {"sysfmt": self.sysfmt}))
         r = subprocess.run([sys.executable, "-c", code], env=self.env, capture_output=True,
                            text=True, timeout=30)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -126,16 +122,15 @@ class TwoRunsAtOnce(unittest.TestCase):
         # make test starting the bench suite starting bench/run.py: the
         # holder is a grandparent, found through /proc/PID/stat's ppid
         self.assertEqual(_parent(os.getpid()), os.getppid())
-        run = RUN % {"bench": os.path.join(ROOT, "bench"), "sysfmt": self.sysfmt}
+        run = RUN % {"sysfmt": self.sysfmt}
         middle = ("import subprocess, sys\n"
                   "sys.exit(subprocess.run([sys.executable, '-c', %r]).returncode)\n"
                   % run)
         code = ("import subprocess, sys\n"
-                "sys.path.insert(0, %r)\n"
-                "from hostlock import HOST_LOCK\n"
+                "from bench.hostlock import HOST_LOCK\n"
                 "HOST_LOCK.acquire('parent')\n"
                 "sys.exit(subprocess.run([sys.executable, '-c', %r]).returncode)\n"
-                % (os.path.join(ROOT, "bench"), middle))
+                % middle)
         r = subprocess.run([sys.executable, "-c", code], env=self.env, capture_output=True,
                            text=True, timeout=30)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -143,9 +138,7 @@ class TwoRunsAtOnce(unittest.TestCase):
         self.assertEqual(nr_pages(self.sysfmt), 10)
 
     def first_line_of_child(self, lock, env):
-        code = HOLDER % {"bench": os.path.join(ROOT, "bench"), "env": env,
-                         "child": CHILD % {"bench": os.path.join(ROOT, "bench"),
-                                           "lock": lock}}
+        code = HOLDER % {"env": env, "child": CHILD % {"lock": lock}}
         r = subprocess.run([sys.executable, "-c", code], env=self.env, capture_output=True,
                            text=True, timeout=30)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -194,15 +187,13 @@ class TwoRunsAtOnce(unittest.TestCase):
         # process holds its shared one, must not hide the shared one from
         # the children: they would wait for their own parent for ever.
         code = ("import subprocess, sys\n"
-                "sys.path.insert(0, %r)\n"
-                "from hostlock import HOST_LOCK, HostLock\n"
+                "from bench.hostlock import HOST_LOCK, HostLock\n"
                 "HOST_LOCK.acquire('parent')\n"
                 "private = HostLock(%r)\n"
                 "private.acquire('parent')\n"
                 "private.release()\n"
                 "sys.exit(subprocess.run([sys.executable, '-c', %r]).returncode)\n"
-                % (os.path.join(ROOT, "bench"), os.path.join(self.tmp.name, "private"),
-                   RUN % {"bench": os.path.join(ROOT, "bench"), "sysfmt": self.sysfmt}))
+                % (os.path.join(self.tmp.name, "private"), RUN % {"sysfmt": self.sysfmt}))
         r = subprocess.run([sys.executable, "-c", code], env=self.env, capture_output=True,
                            text=True, timeout=30)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -210,9 +201,9 @@ class TwoRunsAtOnce(unittest.TestCase):
 
     def test_a_dead_holder_frees_the_lock(self):
         holder = subprocess.Popen(
-            [sys.executable, "-c", "import sys, time; sys.path.insert(0, %r)\n"
-             "from hostlock import HOST_LOCK\nHOST_LOCK.acquire()\nprint('held', flush=True)\n"
-             "time.sleep(60)" % os.path.join(ROOT, "bench")],
+            [sys.executable, "-c", "import time\n"
+             "from bench.hostlock import HOST_LOCK\nHOST_LOCK.acquire()\nprint('held', flush=True)\n"
+             "time.sleep(60)"],
             env=self.env, stdout=subprocess.PIPE, text=True)
         self.assertEqual(holder.stdout.readline().strip(), "held")
         holder.kill()
@@ -243,8 +234,7 @@ class TwoNativeRuns(unittest.TestCase):
     The test holds their lock until both say they wait for it."""
 
     def test_both_wait_then_complete_and_leave_the_host_as_it_was(self):
-        sys.path.insert(0, os.path.join(ROOT, "bench"))
-        from hostlock import HOST_LOCK, HostLock
+        from bench.hostlock import HOST_LOCK, HostLock
         HOST_LOCK.acquire("test_hostlock")    # this test changes THP too
         with open(THP + "enabled") as f:
             saved = f.read().split("[")[1].split("]")[0]
@@ -271,10 +261,10 @@ class TwoNativeRuns(unittest.TestCase):
             gate.acquire("test_hostlock")
             env = dict(os.environ, HUGETLB_HOST_LOCK=gate.path)
             env.pop("HUGETLB_HOST_LOCK_OWNER", None)
-            argv = [sys.executable, os.path.join(ROOT, "bench", "run.py"), "--mode",
+            argv = [sys.executable, "-m", "bench.run", "--mode",
                     "native", "--profile", "tiny", "--benches", "fault", "--backings",
                     "devzero,hugetlbfs,thp", "--results-dir", tmp]
-            runs = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
+            runs = [subprocess.Popen(argv, env=env, cwd=ROOT, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True) for _ in range(2)]
             # Each says it waits before anything else on stderr; what came
             # instead (a traceback) is kept for the failure message.

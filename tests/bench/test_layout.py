@@ -7,8 +7,8 @@ import os
 import subprocess
 import unittest
 
-from common import BINDIR, benchtool
-from test_mlp import chain_loops
+from tests.bench.common import BINDIR, benchtool
+from tests.bench.test_mlp import chain_loops
 
 PAGE = 4096
 

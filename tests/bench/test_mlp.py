@@ -10,9 +10,9 @@ import sys
 import tempfile
 import unittest
 
-from benchbin import BenchRun
-from common import BINDIR, ROOT, benchtool
-import quiet
+from tests.bench.benchbin import BenchRun
+from tests.bench.common import BINDIR, ROOT, benchtool
+from tests.bench import quiet
 
 PAGE = 4096
 
@@ -432,14 +432,14 @@ class TestFigureAndSummary(unittest.TestCase):
     def test_native_tiny_run_draws_and_summarises(self):
         with tempfile.TemporaryDirectory() as d:
             p = subprocess.run(
-                [sys.executable, os.path.join(ROOT, "bench", "run.py"),
+                [sys.executable, "-m", "bench.run",
                  "--mode", "native", "--profile", "tiny", "--benches", "mlp",
                  "--backings", "devzero,thp", "--results-dir", d],
                 capture_output=True, text=True, timeout=300)
             self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr)
             run = os.path.join(d, "latest")
             p = subprocess.run(
-                [sys.executable, os.path.join(ROOT, "plots", "render.py"),
+                [sys.executable, "-m", "plots.render",
                  run, "--no-link", "--strict"],
                 capture_output=True, text=True, timeout=300)
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)

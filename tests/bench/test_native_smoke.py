@@ -9,7 +9,7 @@ import sys
 import tempfile
 import unittest
 
-from common import (REQUIRED_MACHINE, REQUIRED_META, REQUIRED_METHOD, ROOT,
+from tests.bench.common import (REQUIRED_MACHINE, REQUIRED_META, REQUIRED_METHOD, ROOT,
                     columns, contract, promised_kb, thp_shortfall)
 
 
@@ -22,7 +22,7 @@ class TestNativeSmoke(unittest.TestCase):
         for attempt in (1, 2):
             results = os.path.join(cls.tmp.name, "try%d" % attempt)
             cls.proc = subprocess.run(
-                [sys.executable, os.path.join(ROOT, "bench", "run.py"),
+                [sys.executable, "-m", "bench.run",
                  "--mode", "native", "--profile", "tiny", "--backings",
                  "devzero,thp", "--results-dir", results],
                 capture_output=True, text=True, timeout=300)

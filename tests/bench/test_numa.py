@@ -14,10 +14,10 @@ import tempfile
 import unittest
 from unittest import mock
 
-from benchbin import BenchRun
-from common import BINDIR, raise_free
+from tests.bench.benchbin import BenchRun
+from tests.bench.common import BINDIR, raise_free
 
-import benchrun as run  # noqa: E402
+from bench import benchrun as run
 BACKINGS = ["devzero", "thp", "maphugetlb"]
 
 

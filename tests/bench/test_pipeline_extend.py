@@ -21,8 +21,8 @@ import sys
 import tempfile
 import unittest
 
-from common import ROOT, thp_shortfall
-from test_extend import NEW_BENCH  # the C side's test benchmark, bench/touch.c
+from tests.bench.common import ROOT, thp_shortfall
+from tests.bench.test_extend import NEW_BENCH  # the C side's test benchmark, bench/touch.c
 
 NEW = "devzero-b"
 ROW = '\t{ "%s", 4, 0, "#123456", &devzero_ops,\n\t  "a second 4 KB baseline" },\n' % NEW
@@ -73,7 +73,7 @@ class Extended(unittest.TestCase):
         pages could not be had, then a skip saying so (common.thp_shortfall)."""
         for attempt in (1, 2):
             res = os.path.join(cls.tmp, "results-%d-%d" % (i, attempt))
-            r = cls.sh([sys.executable, os.path.join(cls.tree, "bench", "run.py"),
+            r = cls.sh([sys.executable, "-m", "bench.run",
                         "--mode", "native", "--profile", "tiny", "--results-dir", res]
                        + cls.run_args)
             run = os.path.realpath(os.path.join(res, "latest"))
@@ -105,7 +105,7 @@ class Extended(unittest.TestCase):
 
     def compare(self):
         out = os.path.join(self.tmp, "compare")
-        r = self.sh([sys.executable, os.path.join(self.tree, "compare", "compare.py"),
+        r = self.sh([sys.executable, "-m", "compare.compare",
                      "diff", self.runs[0][1], self.runs[1][1], "--out", out])
         # compared, and one native (timed) run a side can tell nothing:
         # exit 4, "cannot tell" (2 or 3 would be a failure to compare)
@@ -130,7 +130,7 @@ class TestNewBacking(Extended):
 
     def test_drawn(self):
         run = self.runs[0][1]
-        r = self.sh([sys.executable, os.path.join(self.tree, "plots", "render.py"), run,
+        r = self.sh([sys.executable, "-m", "plots.render", run,
                      "--no-link"])
         self.assertEqual((r.returncode, r.stderr), (0, ""), r.stdout[-1500:])
         with open(os.path.join(run, "latency.svg")) as f:
@@ -148,8 +148,8 @@ class TestNewBacking(Extended):
 # touch's plot module: a figure, a summary section and fixture rows
 NEW_PLOT = '''# SPDX-License-Identifier: GPL-2.0
 """touch.csv (bench/touch.c): ns to write one byte per page."""
-from parts import Job, Parts, Section
-from table import at_largest, fmt_bytes, fmt_num, order_key
+from plots.parts import Job, Parts, Section
+from plots.table import at_largest, fmt_bytes, fmt_num, order_key
 
 ORDER = 90
 RANK = 90
@@ -206,15 +206,9 @@ do for [fmt in OUTFMTS] {
 }
 '''
 # touch's test: the section's median at the largest working set
-NEW_TEST = '''import os
-import sys
-import unittest
+NEW_TEST = '''import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from test_plots import REPO  # noqa: E402
-sys.path.insert(0, os.path.join(REPO, "plots"))
-import benches  # noqa: E402
+from plots import benches
 
 
 class Touch(unittest.TestCase):
@@ -256,7 +250,7 @@ class TestNewBenchmark(Extended):
 
     def test_drawn(self):
         run = self.runs[0][1]
-        r = self.sh([sys.executable, os.path.join(self.tree, "plots", "render.py"), run,
+        r = self.sh([sys.executable, "-m", "plots.render", run,
                      "--no-link", "--strict"])
         self.assertEqual((r.returncode, r.stderr), (0, ""), r.stdout[-1500:])
         self.assertIn("Touch: ns per page at the largest working set", r.stdout)
@@ -267,7 +261,7 @@ class TestNewBenchmark(Extended):
     def test_plot_tests_take_it_in(self):
         # its own test, and every benchmark's columns reordered and renamed
         # with touch.csv among them (from touch.py's fixture())
-        r = self.sh([sys.executable, os.path.join(self.tree, "tests", "plots", "test_plots.py"),
+        r = self.sh([sys.executable, "-m", "tests.plots.test_plots",
                      "test_touch_plot", "test_reorder_plot"])
         self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr[-2000:])
         self.assertIn("3 passed, 0 failed", r.stdout + r.stderr)

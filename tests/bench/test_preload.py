@@ -14,12 +14,10 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ROOT, benchtool  # noqa: E402
+from tests.bench.common import ROOT, benchtool
 
 SO = os.path.join(ROOT, "build", "bench", "hugepreload.so")
 REALPROG = os.path.join(ROOT, "build", "bench", "realprog")

@@ -12,7 +12,7 @@ import time
 import unittest
 from unittest import mock
 
-import quiet
+from tests.bench import quiet
 
 SPIN = ["sh", "-c", "while :; do :; done"]
 

@@ -7,9 +7,9 @@ import tempfile
 import unittest
 from unittest import mock
 
-from common import columns, contract
+from tests.bench.common import columns, contract
 
-import benchrun as run  # noqa: E402
+from bench import benchrun as run
 THP = "sys/kernel/mm/transparent_hugepage/"
 CHASE_COLS = columns("chase")
 CHASE_HDR = ",".join(CHASE_COLS)

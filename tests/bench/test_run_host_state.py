@@ -12,10 +12,10 @@ import tempfile
 import unittest
 from unittest import mock
 
-from common import contract
+from tests.bench.common import contract
 
-import benchrun as run  # noqa: E402
-from hostlock import HOST_LOCK  # noqa: E402
+from bench import benchrun as run
+from bench.hostlock import HOST_LOCK
 MB = 1 << 20
 
 

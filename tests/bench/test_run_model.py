@@ -15,10 +15,10 @@ import tempfile
 import unittest
 from unittest import mock
 
-from common import BENCHTOOL, BINDIR, ROOT, benchtool, contract
+from tests.bench.common import BENCHTOOL, BINDIR, ROOT, benchtool, contract
 
-import benchrun as run  # noqa: E402
-from benchrun import model  # noqa: E402
+from bench import benchrun as run
+from bench.benchrun import model
 
 FIX = os.path.join(ROOT, "tests", "bench", "fixtures")
 # this project's Intel VM: 6-A7 (perf's rocketlake) under KVM, SPR flags

@@ -10,8 +10,8 @@ timed repetition."""
 import re
 import unittest
 
-from benchbin import BenchRun
-from common import pools_with_free_or_skip
+from tests.bench.benchbin import BenchRun
+from tests.bench.common import pools_with_free_or_skip
 
 BACKINGS = ["devzero", "thp", "memfd"]
 TRACE = re.compile(r"^# \w+: rep (\d+) (\S+) (\d+) (\S+)$")

@@ -20,9 +20,10 @@ import sys
 import tempfile
 import unittest
 
-from common import BENCHTOOL, ROOT
+from bench import benchrun, contract
+from tests.bench.common import BENCHTOOL, ROOT
 
-RUN_PY = os.path.join(ROOT, "bench", "run.py")
+RUN_PY = ["-m", "bench.run"]  # from the repository root
 
 # (arguments, words the message must hold: the cause, then the fix)
 BAD = [
@@ -78,7 +79,7 @@ class Refused(unittest.TestCase):
 
     def run_py(self, args, mode="guest"):
         return subprocess.run(
-            [sys.executable, RUN_PY, "--mode", mode, "--profile", "tiny",
+            [sys.executable, *RUN_PY, "--mode", mode, "--profile", "tiny",
              "--results-dir", self.results, "--run-qemu", self.qemu,
              "--bindir", os.path.join(self.tmp, "nobin")] + args,
             cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -124,7 +125,7 @@ class BoardPlan(unittest.TestCase):
     sized as a native run for the board, not for TCG."""
 
     def plan(self, *args):
-        p = subprocess.run([sys.executable, RUN_PY, "--mode", "guest",
+        p = subprocess.run([sys.executable, *RUN_PY, "--mode", "guest",
                             "--profile", "quick", "--model", "auto",
                             "--dry-run"] + list(args),
                            cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -168,8 +169,6 @@ class BoardPlan(unittest.TestCase):
         (a cow task holds its file and its copies): on 16 CPUs the counts
         stop at 2, saying so, where the region once became 0 (8 MB / 32
         rounded down to whole 2 MB pages) and every faultscale refused."""
-        import benchrun
-        import contract
         p = benchrun.profile("tiny", "native", c=contract.load(), cpus=16)
         a = p["faultscale"]
         region = int(a[a.index("--sizes") + 1])
@@ -203,7 +202,7 @@ class SizesAreTheRunnersRule(unittest.TestCase):
 
 class HelpSaysEveryOption(unittest.TestCase):
     def test_each_option_has_a_line_of_help(self):
-        p = subprocess.run([sys.executable, RUN_PY, "--help"],
+        p = subprocess.run([sys.executable, *RUN_PY, "--help"],
                            capture_output=True, text=True, cwd=ROOT)
         self.assertEqual(p.returncode, 0, p.stderr)
         opts = p.stdout.split("options:", 1)[1].splitlines()
@@ -295,8 +294,7 @@ class CompareResolvesFirst(unittest.TestCase):
         # the real benchtool's contract, read from a file: the stand-in
         # make would otherwise be asked to bring benchtool up to date
         env["BENCH_CONTRACT"] = self.contract
-        return subprocess.run([sys.executable, os.path.join(
-            ROOT, "compare", "compare.py"), "run"] + list(args), env=env,
+        return subprocess.run([sys.executable, "-m", "compare.compare", "run"] + list(args), env=env,
             cwd=ROOT, capture_output=True, text=True, timeout=120)
 
     def test_a_typo_is_refused_before_a_build(self):

@@ -3,7 +3,7 @@
 import statistics
 import unittest
 
-from common import benchtool
+from tests.bench.common import benchtool
 
 
 def stats(*vals):

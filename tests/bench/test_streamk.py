@@ -15,11 +15,11 @@ import tempfile
 import unittest
 from unittest import mock
 
-from benchbin import BenchRun
-from common import BINDIR, benchtool, contract
-import quiet
+from tests.bench.benchbin import BenchRun
+from tests.bench.common import BINDIR, benchtool, contract
+from tests.bench import quiet
 
-import benchrun as run  # noqa: E402
+from bench import benchrun as run
 # STREAM's a, b and c: the contract's arrays per working set
 WSS_ARRAYS = contract.load().arrays("streamk")
 

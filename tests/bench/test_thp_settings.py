@@ -15,10 +15,10 @@ import tempfile
 import unittest
 from unittest import mock
 
-from common import contract, promised_kb, thp_shortfall
+from tests.bench.common import contract, promised_kb, thp_shortfall
 
-import benchrun as run  # noqa: E402
-from hostlock import HOST_LOCK  # noqa: E402
+from bench import benchrun as run
+from bench.hostlock import HOST_LOCK
 THP = "sys/kernel/mm/transparent_hugepage"
 OFF = {"enabled": "always madvise [never]",
        "defrag": "always [defer] defer+madvise madvise never",
@@ -203,7 +203,7 @@ class TestRunWithThp(unittest.TestCase):
                 "ctypes.CDLL(None).prctl(41, 1, 0, 0, 0); "   # PR_SET_THP_DISABLE
                 "os.execv(sys.executable, [sys.executable] + sys.argv[1:])")
         p = subprocess.run([sys.executable, "-c", code,
-                            os.path.join(run.ROOT, "bench", "run.py"),
+                            "-m", "bench.run",
                             "--mode", "native", "--profile", "tiny",
                             "--benches", "streamk", "--backings", "thp",
                             "--results-dir", results],

@@ -8,8 +8,8 @@ import os
 import subprocess
 import unittest
 
-from benchbin import BenchRun
-from common import BENCHTOOL, benchtool
+from tests.bench.benchbin import BenchRun
+from tests.bench.common import BENCHTOOL, benchtool
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         "fixtures")

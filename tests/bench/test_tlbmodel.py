@@ -3,7 +3,7 @@
 import json
 import unittest
 
-from common import benchtool
+from tests.bench.common import benchtool
 
 K4, K64, M2, M32, M512, G1 = 4, 64, 2048, 32768, 524288, 1048576
 

@@ -15,8 +15,8 @@ import json
 import math
 import unittest
 
-from benchbin import BenchRun
-from common import benchtool
+from tests.bench.benchbin import BenchRun
+from tests.bench.common import benchtool
 
 PAGE = 4096
 MB = 1 << 20

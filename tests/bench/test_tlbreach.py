@@ -18,17 +18,13 @@ counts only when the machine was quiet and, for the model's knee, the
 curve clean; else more tries, then a skip that says why).
 """
 import json
-import os
 import random
-import sys
 import unittest
 
-from benchbin import BenchRun
-from common import ROOT, benchtool, pools_with_free_or_skip
-import quiet
-
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-import tlbknees  # noqa: E402
+from bench import tlbknees
+from tests.bench.benchbin import BenchRun
+from tests.bench.common import benchtool, pools_with_free_or_skip
+from tests.bench import quiet
 
 # N = 32..8192 4 KB units at four sizes per octave (128 KB..32 MB)
 SIZES = ",".join(str(4096 * round(2 ** (k / 4))) for k in range(20, 53))

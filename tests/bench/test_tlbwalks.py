@@ -4,8 +4,8 @@
 import re
 import unittest
 
-from benchbin import BenchRun
-from common import benchtool
+from tests.bench.benchbin import BenchRun
+from tests.bench.common import benchtool
 
 KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
 LINE, PAGE = 64, 4096

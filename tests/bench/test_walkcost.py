@@ -13,10 +13,9 @@ import subprocess
 import sys
 import unittest
 
-from common import ROOT
+from tests.bench.common import ROOT
 
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-import walkcost  # noqa: E402
+from bench import walkcost
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         "fixtures")

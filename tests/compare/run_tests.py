@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Unit tests of compare/compare.py: statistics, verdicts, metadata refusal.
+"""Unit tests of compare/: statistics and verdicts (stats.py), run folders
+(runs.py), metadata refusal and the driver (compare.py).
 
 Runs without a kernel or a guest, against the contract the tests pin
 (tests/fixture/contract.json).  Ends with "N passed, N failed"; exit
@@ -23,11 +24,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 os.environ["BENCH_CONTRACT"] = os.path.join(ROOT, "tests", "fixture",
                                            "contract.json")
-sys.path.insert(0, os.path.join(ROOT, "compare"))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-import compare as C  # noqa: E402
-import contract  # noqa: E402
-import harness  # noqa: E402
+from compare import compare as C  # noqa: E402
+from compare import runs as R  # noqa: E402
+from compare import stats as S  # noqa: E402
+from bench import contract  # noqa: E402
+from tests import harness  # noqa: E402
 
 
 def close(a, b, tol=1e-9):
@@ -53,39 +54,39 @@ def fault_rows(vals):
 
 class CompareTests(unittest.TestCase):
     def test_median_and_delta(self):
-        assert C.median([3, 1, 2]) == 2
-        assert C.median([4, 1, 2, 3]) == 2.5
-        assert close(C.delta_pct([100, 100], [110, 110]), 10.0)
-        assert close(C.delta_pct([10], [9]), -10.0)
-        assert C.rel_spread([5, 5, 5]) == 0.0
+        assert S.median([3, 1, 2]) == 2
+        assert S.median([4, 1, 2, 3]) == 2.5
+        assert close(S.delta_pct([100, 100], [110, 110]), 10.0)
+        assert close(S.delta_pct([10], [9]), -10.0)
+        assert S.rel_spread([5, 5, 5]) == 0.0
 
     def test_mwu_exact_separated(self):
         # scipy.stats.mannwhitneyu([1..5], [6..10], method="exact") -> p 0.00794
-        u, p, how = C.mann_whitney([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])
+        u, p, how = S.mann_whitney([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])
         assert how == "exact", how
         assert u == 0
         assert close(p, 2.0 / 252, 1e-12), p
-        u, p2, _ = C.mann_whitney([6, 7, 8, 9, 10], [1, 2, 3, 4, 5])
+        u, p2, _ = S.mann_whitney([6, 7, 8, 9, 10], [1, 2, 3, 4, 5])
         assert u == 25 and close(p, p2)
 
     def test_mwu_exact_known_value(self):
         # U = 2 (6 > 4, 6 > 5) for n1 = n2 = 4: P(U <= 2) = 4/70, two-sided 8/70
-        u, p, how = C.mann_whitney([1, 2, 3, 6], [4, 5, 7, 8])
+        u, p, how = S.mann_whitney([1, 2, 3, 6], [4, 5, 7, 8])
         assert how == "exact"
         assert u == 2, u
-        counts = C._u_exact_counts(4, 4)
+        counts = S._u_exact_counts(4, 4)
         assert sum(counts) == 70
         assert counts[:3] == [1, 1, 2], counts
         assert close(p, 8.0 / 70), p
 
     def test_mwu_counts_sum_to_binomial(self):
         for n1, n2 in ((1, 1), (2, 3), (5, 5), (7, 4)):
-            assert sum(C._u_exact_counts(n1, n2)) == math.comb(n1 + n2, n1)
+            assert sum(S._u_exact_counts(n1, n2)) == math.comb(n1 + n2, n1)
 
     def test_mwu_ties_and_no_spread(self):
-        u, p, how = C.mann_whitney([5, 5, 5], [5, 5, 5])
+        u, p, how = S.mann_whitney([5, 5, 5], [5, 5, 5])
         assert p == 1.0 and how == "no spread"
-        u, p, how = C.mann_whitney([1, 1, 2, 2, 3], [3, 4, 4, 5, 5])
+        u, p, how = S.mann_whitney([1, 1, 2, 2, 3], [3, 4, 4, 5, 5])
         assert how == "normal"
         assert 0 < p < 0.05, p
 
@@ -93,17 +94,17 @@ class CompareTests(unittest.TestCase):
         rng = random.Random(7)
         a = [rng.gauss(100, 5) for _ in range(8)]
         b = [rng.gauss(100, 5) for _ in range(8)]
-        _, p, _ = C.mann_whitney(a, b)
+        _, p, _ = S.mann_whitney(a, b)
         assert p > 0.05, p
 
     def test_bootstrap_ci_covers_and_is_seeded(self):
         a = [100, 101, 99, 100.5, 99.5]
         b = [110, 111, 109, 110.5, 109.5]
-        lo, hi = C.bootstrap_ci(a, b)
+        lo, hi = S.bootstrap_ci(a, b)
         assert lo <= 10.0 <= hi, (lo, hi)
         assert lo > 0
-        assert (lo, hi) == C.bootstrap_ci(a, b)
-        lo, hi = C.bootstrap_ci([7, 7], [7, 7])
+        assert (lo, hi) == S.bootstrap_ci(a, b)
+        lo, hi = S.bootstrap_ci([7, 7], [7, 7])
         assert lo == hi == 0
 
     def test_verdict_aa_noisy_is_no_change(self):
@@ -111,37 +112,37 @@ class CompareTests(unittest.TestCase):
         for trial in range(20):
             a = [rng.gauss(100, 8) for _ in range(5)]
             b = [rng.gauss(100, 8) for _ in range(5)]
-            r = C.verdict(a, b, threshold=5.0, seed=trial)
+            r = S.verdict(a, b, threshold=5.0, seed=trial)
             assert r["verdict"] != "REGRESSION" or r["worse_pct"] > 5, r
 
     def test_verdict_regression_and_improvement(self):
         a = [100, 102, 98, 101, 99]
         b = [120, 122, 118, 121, 119]
-        r = C.verdict(a, b, threshold=5.0)
+        r = S.verdict(a, b, threshold=5.0)
         assert r["verdict"] == "REGRESSION", r
-        r = C.verdict(b, a, threshold=5.0)
+        r = S.verdict(b, a, threshold=5.0)
         assert r["verdict"] == "improvement", r
         # higher is better (bandwidth): B higher is an improvement
-        r = C.verdict(a, b, threshold=5.0, lower_is_better=False)
+        r = S.verdict(a, b, threshold=5.0, lower_is_better=False)
         assert r["verdict"] == "improvement", r
 
     def test_verdict_below_threshold_is_no_change(self):
         a = [100, 100.1, 99.9, 100.05, 99.95]
         b = [103, 103.1, 102.9, 103.05, 102.95]
-        r = C.verdict(a, b, threshold=5.0)
+        r = S.verdict(a, b, threshold=5.0)
         assert r["verdict"] == "no change", r
         assert r["p"] < 0.05  # significant, but small
 
     def test_verdict_too_few_reps_cannot_tell(self):
         # 2 vs 2: the smallest two-sided exact p is 1/3: never significant,
         # so neither "REGRESSION" nor "no change" can be claimed
-        r = C.verdict([100, 101], [150, 151], threshold=5.0)
+        r = S.verdict([100, 101], [150, 151], threshold=5.0)
         assert r["verdict"] == "cannot tell" and r["needs"] == 4, r
         # 3 vs 3 at +50 %: still 0.1 at best
-        r = C.verdict([100, 101, 99], [150, 151, 149], threshold=5.0)
+        r = S.verdict([100, 101, 99], [150, 151, 149], threshold=5.0)
         assert r["verdict"] == "cannot tell", r
         # 4 vs 4 can tell: 2/70 < 0.05
-        r = C.verdict([100, 101, 99, 100.5], [150, 151, 149, 150.5],
+        r = S.verdict([100, 101, 99, 100.5], [150, 151, 149, 150.5],
                       threshold=5.0)
         assert r["verdict"] == "REGRESSION", r
 
@@ -150,33 +151,33 @@ class CompareTests(unittest.TestCase):
         # but Mann-Whitney's p is 0.056: not a regression
         a = [90.6, 95.0, 107.8, 105.4, 93.1]
         b = [110.2, 121.5, 103.8, 114.5, 107.1]
-        r = C.verdict(a, b, threshold=5.0)
+        r = S.verdict(a, b, threshold=5.0)
         assert r["ci_lo"] > 0 and r["p"] > 0.05, r
         assert r["verdict"] == "no change", r
 
     def test_min_p_and_runs_needed(self):
-        assert close(C.min_p(3, 3), 0.1) and close(C.min_p(4, 4), 2 / 70)
-        assert close(C.min_p(1, 1), 1.0)
-        assert C.runs_needed(0.05) == 4 and C.runs_needed(0.01) == 5
+        assert close(S.min_p(3, 3), 0.1) and close(S.min_p(4, 4), 2 / 70)
+        assert close(S.min_p(1, 1), 1.0)
+        assert S.runs_needed(0.05) == 4 and S.runs_needed(0.01) == 5
         # the exact test agrees: wholly apart samples give min_p
         for n in (3, 4, 5):
-            _, p, how = C.mann_whitney(list(range(n)),
+            _, p, how = S.mann_whitney(list(range(n)),
                                        list(range(10, 10 + n)))
-            assert how == "exact" and close(p, C.min_p(n, n)), (n, p)
+            assert how == "exact" and close(p, S.min_p(n, n)), (n, p)
 
     def test_verdict_deterministic_exact(self):
-        r = C.verdict([1000.0], [1060.0], threshold=5.0, deterministic=True)
+        r = S.verdict([1000.0], [1060.0], threshold=5.0, deterministic=True)
         assert r["test"] == "icount" and r["verdict"] == "REGRESSION", r
-        r = C.verdict([1000.0], [1040.0], threshold=5.0, deterministic=True)
+        r = S.verdict([1000.0], [1040.0], threshold=5.0, deterministic=True)
         assert r["verdict"] == "no change", r
-        r = C.verdict([1000.0, 1000.1], [900.0, 900.05], threshold=5.0,
+        r = S.verdict([1000.0, 1000.1], [900.0, 900.05], threshold=5.0,
                       deterministic=True)
         assert r["verdict"] == "improvement", r
 
     def test_verdict_deterministic_spread_falls_back_to_test(self):
         # icount claimed but the repetitions spread 20 %: statistics decide,
         # and 2 vs 2 cannot be significant.
-        r = C.verdict([1000, 1200], [1300, 1500], threshold=5.0,
+        r = S.verdict([1000, 1200], [1300, 1500], threshold=5.0,
                       deterministic=True)
         assert r["test"] != "icount" and r["verdict"] == "cannot tell", r
 
@@ -241,7 +242,7 @@ class CompareTests(unittest.TestCase):
             with open(os.path.join(d, "fault.csv"), "w") as f:
                 f.write("backing,page_kb,mode,us_per_call,faults_per_mb,size_bytes\n"
                         "devhugetlb,2048,setup,12.5,0,4194304\n")
-            m, rows = C.load_run(d)
+            m, rows = R.load_run(d)
             pts = C.collect([(m, rows)])
             assert pts == {("fault", "devhugetlb", "setup", "4194304"): [12.5]}, pts
 
@@ -374,7 +375,7 @@ class CompareTests(unittest.TestCase):
             C.interleaved(sides, 3, args, os.path.join(d, "log"))
         rot = [c[c.index("--rotate") + 1] for c in cmds]
         self.assertEqual(rot, ["0", "0", "1", "1", "2", "2"])
-        self.assertTrue(all(c[1].endswith("bench/run.py") for c in cmds))
+        self.assertTrue(all(c[1:3] == ["-m", "bench.run"] for c in cmds))
 
     # TAP as kselftest.h prints it: ok, not ok, "ok N # SKIP reason"
     TAP_A = ("TAP version 13\n1..5\n# a message, not a check\n"
@@ -464,7 +465,7 @@ class ReferenceStatistics(unittest.TestCase):
         # p = erfc(z / sqrt 2) = 0.014707.  Without the continuity
         # correction p would be 0.01091, without the tie correction
         # 0.01629.
-        u, p, how = C.mann_whitney([1, 1, 2, 2, 3], [3, 4, 4, 5, 5])
+        u, p, how = S.mann_whitney([1, 1, 2, 2, 3], [3, 4, 4, 5, 5])
         self.assertEqual(how, "normal")
         self.assertEqual(u, 0.5)
         self.assertAlmostEqual(p, 0.014707, places=5)
@@ -473,7 +474,7 @@ class ReferenceStatistics(unittest.TestCase):
         # 25 x 20 > 400 pairs, no ties, a entirely below b: U = 0,
         # mu = 250, var = 500 / 12 x 46 = 1916.67, z = 249.5 / 43.780
         # = 5.6990: p = erfc(z / sqrt 2) = 1.2053e-08
-        u, p, how = C.mann_whitney(list(range(25)), list(range(100, 120)))
+        u, p, how = S.mann_whitney(list(range(25)), list(range(100, 120)))
         self.assertEqual((u, how), (0, "normal"))
         self.assertAlmostEqual(p / 1.2053e-08, 1.0, places=3)
 
@@ -483,24 +484,24 @@ class ReferenceStatistics(unittest.TestCase):
     def test_bootstrap_resamples(self):
         """The interval has width and holds the observed delta inside."""
         a, b = self.SPREAD_A, self.SPREAD_B
-        lo, hi = C.bootstrap_ci(a, b)
-        d = C.delta_pct(a, b)
+        lo, hi = S.bootstrap_ci(a, b)
+        d = S.delta_pct(a, b)
         self.assertLess(lo, d)
         self.assertGreater(hi, d)
         self.assertGreater(hi - lo, 1.0)
 
     def test_bootstrap_is_seeded_by_its_argument(self):
         a, b = self.SPREAD_A, self.SPREAD_B
-        runs = {C.bootstrap_ci(a, b, seed=s) for s in (1, 1, 1)}
+        runs = {S.bootstrap_ci(a, b, seed=s) for s in (1, 1, 1)}
         self.assertEqual(len(runs), 1, runs)
-        others = {C.bootstrap_ci(a, b, seed=s) for s in range(2, 7)}
+        others = {S.bootstrap_ci(a, b, seed=s) for s in range(2, 7)}
         self.assertGreater(len(others), 1,
                            "five seeds gave one interval: seed unused?")
 
     def test_bootstrap_level_narrows_both_ends(self):
         a, b = self.SPREAD_A, self.SPREAD_B
-        lo95, hi95 = C.bootstrap_ci(a, b, level=0.95)
-        lo50, hi50 = C.bootstrap_ci(a, b, level=0.50)
+        lo95, hi95 = S.bootstrap_ci(a, b, level=0.95)
+        lo50, hi50 = S.bootstrap_ci(a, b, level=0.50)
         self.assertLess(lo95, lo50)
         self.assertGreater(hi95, hi50)
 
@@ -510,10 +511,10 @@ class Verdicts(unittest.TestCase):
     ways, higher-is-better metrics turn the directions round."""
 
     def test_exactly_at_threshold_is_no_change(self):
-        r = C.verdict([1000.0], [1050.0], threshold=5.0, deterministic=True)
+        r = S.verdict([1000.0], [1050.0], threshold=5.0, deterministic=True)
         self.assertEqual(r["worse_pct"], 5.0)
         self.assertEqual(r["verdict"], "no change", r)
-        r = C.verdict([1000.0], [950.0], threshold=5.0, deterministic=True)
+        r = S.verdict([1000.0], [950.0], threshold=5.0, deterministic=True)
         self.assertEqual(r["verdict"], "no change", r)
 
     def test_significant_p_with_a_ci_reaching_zero_is_no_change(self):
@@ -522,23 +523,23 @@ class Verdicts(unittest.TestCase):
         # delta reach 0 ([0.0, +38.75]): a regression needs both
         a = [101, 80, 100, 80, 104, 102, 100, 80]
         b = [101, 112, 104, 115, 100, 115, 100, 110]
-        r = C.verdict(a, b, threshold=5.0)
+        r = S.verdict(a, b, threshold=5.0)
         self.assertLess(r["p"], 0.05)
         self.assertAlmostEqual(r["delta_pct"], 7.0)
         self.assertEqual(r["ci_lo"], 0.0)
         self.assertEqual(r["verdict"], "no change", r)
 
     def test_small_betterment_is_no_change(self):
-        r = C.verdict([1000.0], [980.0], threshold=5.0, deterministic=True)
+        r = S.verdict([1000.0], [980.0], threshold=5.0, deterministic=True)
         self.assertEqual(r["verdict"], "no change", r)
 
     def test_higher_is_better_loss_is_a_regression(self):
         # timed (not icount): Mann-Whitney and the CI must agree
         a = [100, 102, 98, 101, 99]
         b = [80, 82, 78, 81, 79]
-        r = C.verdict(a, b, threshold=5.0, lower_is_better=False)
+        r = S.verdict(a, b, threshold=5.0, lower_is_better=False)
         self.assertEqual(r["verdict"], "REGRESSION", r)
-        r = C.verdict(b, a, threshold=5.0, lower_is_better=False)
+        r = S.verdict(b, a, threshold=5.0, lower_is_better=False)
         self.assertEqual(r["verdict"], "improvement", r)
 
     def stream_rows(self, v):
@@ -578,7 +579,7 @@ class ByColumnName(unittest.TestCase):
             f.write(",".join(order) + "\n")
             for r in rows:
                 f.write(",".join(r.get(c, "0") for c in order) + "\n")
-        return C.load_run(d)
+        return R.load_run(d)
 
     def verdicts(self, d, order):
         slow = dict(self.BASE)
@@ -767,8 +768,7 @@ class BadDataNamed(unittest.TestCase):
         return d
 
     def diff(self, a, b):
-        p = subprocess.run([sys.executable, os.path.join(
-            ROOT, "compare", "compare.py"), "diff", a, b, "--out",
+        p = subprocess.run([sys.executable, "-m", "compare.compare", "diff", a, b, "--out",
             os.path.join(os.path.dirname(a), "out")],
             capture_output=True, text=True)
         self.assertNotIn("Traceback", p.stderr)
@@ -814,7 +814,7 @@ class BadDataNamed(unittest.TestCase):
         with tempfile.TemporaryDirectory() as t:
             d = self.write_run(t, csv_text=self.HEADER +
                                "devhugetlb,setup,4194304,\n")
-            _, rows = C.load_run(d)
+            _, rows = R.load_run(d)
             self.assertEqual(C.collect([({}, rows)]), {})
 
 
@@ -920,8 +920,8 @@ class TlbEvidence(unittest.TestCase):
                 f.write("backing,hop,wss_bytes,ns_per_access,"
                         "model_walks_per_1k\n"
                         "devzero,page,16777216,20,12x\n")
-            with self.assertRaises(C.BadData) as e:
-                C.read_csv(os.path.join(t, "r", "chase.csv"),
+            with self.assertRaises(R.BadData) as e:
+                R.read_csv(os.path.join(t, "r", "chase.csv"),
                            contract.load().bench("chase"))
         self.assertIn("chase.csv:2: model_walks_per_1k is '12x'",
                       str(e.exception))
@@ -951,8 +951,7 @@ class SplitPages(unittest.TestCase):
         with tempfile.TemporaryDirectory() as t:
             a = self.write_run(os.path.join(t, "a"), timing, "ra")
             b = self.write_run(os.path.join(t, "b"), timing, "rb")
-            p = subprocess.run([sys.executable, os.path.join(
-                ROOT, "compare", "compare.py"), "diff", a, b, "--out",
+            p = subprocess.run([sys.executable, "-m", "compare.compare", "diff", a, b, "--out",
                 os.path.join(t, "out")], capture_output=True, text=True)
         self.assertNotIn("Traceback", p.stderr)
         return p.stdout

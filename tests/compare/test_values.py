@@ -12,7 +12,6 @@ import json
 import os
 import re
 import shutil
-import sys
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET
@@ -21,10 +20,9 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 os.environ["BENCH_CONTRACT"] = os.path.join(ROOT, "tests", "fixture", "contract.json")
-sys.path.insert(0, os.path.join(ROOT, "compare"))
-sys.path.insert(0, HERE)
-import compare as C  # noqa: E402
-from run_tests import fault_rows, meta  # noqa: E402
+from compare import compare as C  # noqa: E402
+from compare import stats as S  # noqa: E402
+from tests.compare.run_tests import fault_rows, meta  # noqa: E402
 
 
 class MannWhitney(unittest.TestCase):
@@ -38,18 +36,18 @@ class MannWhitney(unittest.TestCase):
         # ranks 3 5 7 8 9, R = 32, U = 32 - 5 x 6 / 2 = 17; min(17, 20 -
         # 17) = 3.  Orders with U <= 3 of C(9, 4) = 126: U = 0, 1, 2, 3 in
         # 1, 1, 2, 3 ways, so p = 2 x 7 / 126 = 0.1111.
-        u, p, how = C.mann_whitney(self.MALES, self.FEMALES)
+        u, p, how = S.mann_whitney(self.MALES, self.FEMALES)
         self.assertEqual((u, how), (17, "exact"))
         self.assertAlmostEqual(p, 14 / 126, places=12)
-        self.assertEqual(C._u_exact_counts(5, 4)[:4], [1, 1, 2, 3])
+        self.assertEqual(S._u_exact_counts(5, 4)[:4], [1, 1, 2, 3])
 
     def test_symmetric_in_its_samples(self):
         # U of one side plus U of the other is n1 x n2, the p the same:
         # exact (the published example, 17 + 3 = 20), and under the
         # normal approximation with ties (0.5 + 24.5 = 25)
         for a, b in ((self.MALES, self.FEMALES), ([1, 1, 2, 2, 3], [3, 4, 4, 5, 5])):
-            ua, pa, how_a = C.mann_whitney(a, b)
-            ub, pb, how_b = C.mann_whitney(b, a)
+            ua, pa, how_a = S.mann_whitney(a, b)
+            ub, pb, how_b = S.mann_whitney(b, a)
             self.assertEqual(ua + ub, len(a) * len(b))
             self.assertEqual(how_a, how_b)
             self.assertAlmostEqual(pa, pb, places=12)
@@ -65,7 +63,7 @@ class Bootstrap(unittest.TestCase):
         # the delta is -10, 0 or +10 % with chances 1/4, 1/2, 1/4: the 2.5
         # and 97.5 percentiles of 2000 draws are -10 and +10.  Resampling
         # A alone would give 0, 0.
-        lo, hi = C.bootstrap_ci([100.0], [90.0, 110.0])
+        lo, hi = S.bootstrap_ci([100.0], [90.0, 110.0])
         self.assertAlmostEqual(lo, -10.0, places=9)
         self.assertAlmostEqual(hi, 10.0, places=9)
 
@@ -73,7 +71,7 @@ class Bootstrap(unittest.TestCase):
         # the sides swapped: A's median 90, 100 or 110 against B's 100:
         # (100 - 110) / 110 = -9.0909 %, 0, (100 - 90) / 90 = +11.111 %.
         # Resampling B alone would give 0, 0.
-        lo, hi = C.bootstrap_ci([90.0, 110.0], [100.0])
+        lo, hi = S.bootstrap_ci([90.0, 110.0], [100.0])
         self.assertAlmostEqual(lo, -100.0 / 11, places=9)
         self.assertAlmostEqual(hi, 100.0 / 9, places=9)
 
@@ -84,7 +82,7 @@ class Bootstrap(unittest.TestCase):
         # +- 1.96 x 10, +-9.78 % of 200.5 (to within the noise of 2000
         # resamples, well under 1 point).  Percentiles taken at 92.5 %
         # instead of 97.5 % would give +-7.2 %.
-        lo, hi = C.bootstrap_ci([200.5], [float(x) for x in range(1, 401)])
+        lo, hi = S.bootstrap_ci([200.5], [float(x) for x in range(1, 401)])
         self.assertLess(abs(lo + 9.78), 1.0, lo)
         self.assertLess(abs(hi - 9.78), 1.0, hi)
 
@@ -93,11 +91,11 @@ class Bootstrap(unittest.TestCase):
         # 112.5 (of 110 112 113 115): +12.5 %; the other way round
         # (100 - 112.5) / 112.5 = -11.111 %
         a, b = [110.0, 90.0, 100.0], [113.0, 110.0, 115.0, 112.0]
-        self.assertAlmostEqual(C.delta_pct(a, b), 12.5, places=12)
-        self.assertAlmostEqual(C.delta_pct(b, a), -100.0 / 9, places=12)
+        self.assertAlmostEqual(S.delta_pct(a, b), 12.5, places=12)
+        self.assertAlmostEqual(S.delta_pct(b, a), -100.0 / 9, places=12)
         # spread (max - min) / median: 20 / 100, 5 / 112.5
-        self.assertAlmostEqual(C.rel_spread(a), 0.2, places=12)
-        self.assertAlmostEqual(C.rel_spread(b), 5 / 112.5, places=12)
+        self.assertAlmostEqual(S.rel_spread(a), 0.2, places=12)
+        self.assertAlmostEqual(S.rel_spread(b), 5 / 112.5, places=12)
 
 
 class Verdicts(unittest.TestCase):
@@ -106,7 +104,7 @@ class Verdicts(unittest.TestCase):
         # 2 / 252 = 0.0079; delta +10 % one way, -9.09 % the other
         a = [100.0, 101.0, 99.0, 100.5, 99.5]
         b = [110.0, 111.0, 109.0, 110.5, 109.5]
-        ab, ba = C.verdict(a, b, threshold=5.0), C.verdict(b, a, threshold=5.0)
+        ab, ba = S.verdict(a, b, threshold=5.0), S.verdict(b, a, threshold=5.0)
         self.assertEqual((ab["verdict"], ba["verdict"]), ("REGRESSION", "improvement"))
         self.assertAlmostEqual(ab["p"], 2 / 252, places=12)
         self.assertAlmostEqual(ab["p"], ba["p"], places=12)
@@ -122,7 +120,7 @@ class Verdicts(unittest.TestCase):
         # has median 100 or more when 3 or more of its 6 draws are 120:
         # P = 1 - P(0, 1, 2 of 6 at 1/6) = 0.0623 > 2.5 %, so the interval
         # reaches delta 0: [-20, 0], not wholly below zero: no change.
-        r = C.verdict([100.0] * 6, [80.0] * 5 + [120.0], threshold=5.0)
+        r = S.verdict([100.0] * 6, [80.0] * 5 + [120.0], threshold=5.0)
         self.assertAlmostEqual(r["p"], 0.0405, places=4)
         self.assertEqual((r["ci_lo"], r["ci_hi"]), (-20.0, 0.0))
         self.assertEqual(r["verdict"], "no change")

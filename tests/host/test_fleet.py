@@ -8,9 +8,9 @@ import sys
 import tempfile
 import unittest
 
+from bench import contract
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-import contract  # noqa: E402
 
 WSS = (1 << 20, 64 << 20)
 
@@ -63,7 +63,7 @@ class Fleet(unittest.TestCase):
 
     def report(self, *machines):
         out = os.path.join(self.tmp.name, "out")
-        r = subprocess.run([sys.executable, "lava/fleet.py", *machines, "--out", out], cwd=ROOT,
+        r = subprocess.run([sys.executable, "-m", "lava.fleet", *machines, "--out", out], cwd=ROOT,
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(os.path.join(out, "fleet.md")) as f:
@@ -100,7 +100,7 @@ class Fleet(unittest.TestCase):
         write_run(os.path.join(results, "20261204-180000-lava5-tiny"), 100.0, 20.0, self.INTEL)
         write_run(os.path.join(results, "20261204-180000-lava6-tiny"), 100.0, 40.0, self.AMD)
         out = os.path.join(self.tmp.name, "out")
-        r = subprocess.run([sys.executable, "lava/fleet.py", "lava:5", "lava:6", "--out", out,
+        r = subprocess.run([sys.executable, "-m", "lava.fleet", "lava:5", "lava:6", "--out", out,
                             "--results-dir", results], cwd=ROOT, capture_output=True, text=True,
                            timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -124,7 +124,7 @@ class Fleet(unittest.TestCase):
         self.assertIn("| CPU model | 33 |", md)
 
     def test_not_a_run(self):
-        r = subprocess.run([sys.executable, "lava/fleet.py", self.tmp.name], cwd=ROOT,
+        r = subprocess.run([sys.executable, "-m", "lava.fleet", self.tmp.name], cwd=ROOT,
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 2)
         self.assertIn("no meta.json: not a run folder", r.stderr)
@@ -189,7 +189,7 @@ class Values(Fleet):
             f.write("#!/bin/sh\necho 'fake gnuplot: cannot draw' >&2\nexit 1\n")
         os.chmod(os.path.join(bindir, "gnuplot"), 0o755)
         env = dict(os.environ, PATH=bindir + os.pathsep + os.environ["PATH"])
-        r = subprocess.run([sys.executable, "lava/fleet.py", d, "--out",
+        r = subprocess.run([sys.executable, "-m", "lava.fleet", d, "--out",
                             os.path.join(self.tmp.name, "out")], cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)

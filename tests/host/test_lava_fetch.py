@@ -17,12 +17,12 @@ import tempfile
 import threading
 import unittest
 
+from lava import fetch
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURE = os.path.join(ROOT, "tests", "fixture", "lava")
 LOG = os.path.join(FIXTURE, "tiny-x86_64-qemu.log.gz")
 INFO = os.path.join(FIXTURE, "tiny-x86_64-qemu.job-info.json")
-sys.path.insert(0, os.path.join(ROOT, "lava"))
-import fetch  # noqa: E402
 
 
 def log_rows(lines):
@@ -43,7 +43,7 @@ def csv_rows(run, bench):
 
 
 def fetch_log(results, log, info=INFO):
-    r = subprocess.run([sys.executable, "lava/fetch.py", "1", "--log", log, "--job-info", info,
+    r = subprocess.run([sys.executable, "-m", "lava.fetch", "1", "--log", log, "--job-info", info,
                         "--results-dir", results], cwd=ROOT, capture_output=True, text=True,
                        timeout=120)
     runs = [d for d in os.listdir(results) if d != "latest"] if os.path.isdir(results) else []
@@ -91,12 +91,12 @@ class FetchRecorded(unittest.TestCase):
         self.assertIn("devhugetlb", m["backings"])
 
     def test_render_and_compare_unchanged(self):
-        r = subprocess.run([sys.executable, "plots/render.py", self.rundir], cwd=ROOT,
+        r = subprocess.run([sys.executable, "-m", "plots.render", self.rundir], cwd=ROOT,
                            capture_output=True, text=True, timeout=300)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(os.path.exists(os.path.join(self.rundir, "index.html")))
         out = os.path.join(self.tmp.name, "cmp")
-        r = subprocess.run([sys.executable, "compare/compare.py", "diff", self.rundir, self.rundir,
+        r = subprocess.run([sys.executable, "-m", "compare.compare", "diff", self.rundir, self.rundir,
                             "--out", out], cwd=ROOT, capture_output=True, text=True, timeout=300)
         # one timed run a side: compared, and too few to tell (exit 4)
         self.assertEqual(r.returncode, 4, r.stdout[-2000:] + r.stderr)
@@ -210,7 +210,7 @@ class FetchRest(unittest.TestCase):
 
     def fetch(self, job):
         url = "http://127.0.0.1:%d" % self.server.server_port
-        return subprocess.run([sys.executable, "lava/fetch.py", job, "--server", url,
+        return subprocess.run([sys.executable, "-m", "lava.fetch", job, "--server", url,
                                "--results-dir", self.tmp.name], cwd=ROOT, capture_output=True,
                               text=True, timeout=120,
                               env=dict(os.environ, LAVA_TOKEN=self.TOKEN))

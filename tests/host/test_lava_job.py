@@ -29,7 +29,7 @@ def have_lava_common():
 def write_job(out, profile, arch, device):
     # full's sweep needs 14 GB, more than the default board (8G,4) has
     board = ["--board", "16G,4"] if profile == "full" and device != "qemu" else []
-    r = subprocess.run([sys.executable, "lava/job.py", "--profile", profile, "--arch", arch,
+    r = subprocess.run([sys.executable, "-m", "lava.job", "--profile", profile, "--arch", arch,
                         "--device", device, "--out", out] + board, cwd=ROOT,
                        capture_output=True, text=True, timeout=120)
     if r.returncode:
@@ -44,7 +44,7 @@ def validate(*paths):
 
 
 def run_py_command(profile, arch, *extra):
-    r = subprocess.run([sys.executable, "bench/run.py", "--mode", "guest", "--profile", profile,
+    r = subprocess.run([sys.executable, "-m", "bench.run", "--mode", "guest", "--profile", profile,
                         "--arch", arch, "--dry-run"] + list(extra), cwd=ROOT,
                        capture_output=True, text=True, timeout=120, check=True)
     return shlex.split(r.stdout.splitlines()[-1])
@@ -167,7 +167,7 @@ class LavaJobs(unittest.TestCase):
                     self.assertEqual(job["actions"][1]["boot"].get("failure_retry"), boots)
 
     def test_refused(self):
-        r = subprocess.run([sys.executable, "lava/job.py", "--arch", "arm64", "--device", "ipxe"],
+        r = subprocess.run([sys.executable, "-m", "lava.job", "--arch", "arm64", "--device", "ipxe"],
                            cwd=ROOT, capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 2)
         self.assertIn("--device ipxe boots x86_64 only", r.stderr)
@@ -177,7 +177,7 @@ class LavaJobs(unittest.TestCase):
         ran the TCG guest's, STREAM arrays of 8 MB each), for the board
         named, and says which in the job's metadata and @meta line."""
         out = os.path.join(self.tmp.name, "board.yaml")
-        r = subprocess.run([sys.executable, "lava/job.py", "--device", "ipxe",
+        r = subprocess.run([sys.executable, "-m", "lava.job", "--device", "ipxe",
                             "--board", "16G,6", "--out", out], cwd=ROOT,
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -204,7 +204,7 @@ class LavaJobs(unittest.TestCase):
                 (["--device", "qemu", "--board", "8G,2"], ["--device qemu", "drop --board"]),
                 (["--device", "ipxe", "--board", "8G"], ["--board 8G", "MEM,CPUS"])):
             with self.subTest(argv=argv):
-                r = subprocess.run([sys.executable, "lava/job.py"] + argv, cwd=ROOT,
+                r = subprocess.run([sys.executable, "-m", "lava.job"] + argv, cwd=ROOT,
                                    capture_output=True, text=True, timeout=120)
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertNotIn("Traceback", r.stderr)
@@ -259,9 +259,8 @@ class UnbuiltKernel(unittest.TestCase):
     naming the missing kernel and the command that builds it."""
 
     def test_warns_without_a_built_kernel_and_not_with_one(self):
-        sys.path.insert(0, os.path.join(ROOT, "lava"))
-        import job as lava_job
-        import contract
+        from lava import job as lava_job
+        from bench import contract
         with tempfile.TemporaryDirectory() as d, \
                 unittest.mock.patch.object(lava_job, "ROOT", d):
             warning = lava_job.unbuilt_warning("x86_64")
@@ -284,9 +283,8 @@ class Timeouts(unittest.TestCase):
     rounded up from run-qemu.sh's seconds, the job every action's."""
 
     def test_rounded_up_and_summed(self):
-        sys.path.insert(0, os.path.join(ROOT, "lava"))
-        import job as lava_job
-        import contract
+        from lava import job as lava_job
+        from bench import contract
         real = lava_job.qemu_config
         # a run of 150 s (2.5 minutes): 3 minutes, never 2
         with unittest.mock.patch.object(

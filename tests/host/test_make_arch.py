@@ -31,7 +31,7 @@ class MakeArch(unittest.TestCase):
                       "--config kernel/config/arm64.config", r.stdout)
         r = make_n("bench", "ARCH=arm64")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("bench/run.py --mode guest", r.stdout)
+        self.assertIn("python3 -m bench.run --mode guest", r.stdout)
         self.assertIn("--kernel build/kernel/Image-arm64", r.stdout)
         r = make_n("test", "ARCH=arm64")
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -4,28 +4,20 @@ tests/pathcase/fixtures: the device's (every check passes, and the table
 is the cover letter's) and the same job with /dev/zero in the device's
 place (run.py --device /dev/zero), where the device rows must fail.
 The cover letter's table must be the one the device's output gives."""
-import importlib.util
 import io
 import os
 import re
 import unittest
 from contextlib import redirect_stdout
 
+from tests.pathcase import run
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(ROOT, "tests", "pathcase", "fixtures")
 
 
-def load_run():
-    spec = importlib.util.spec_from_file_location(
-        "pathcase_run", os.path.join(ROOT, "tests", "pathcase", "run.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def results(name):
     """{check name: passed} for one fixture."""
-    run = load_run()
     with open(os.path.join(FIXTURES, name)) as f:
         rows, facts = run.parse(f.read())
     t = run.Tally()

@@ -7,11 +7,11 @@ import sys
 import tempfile
 import unittest
 
+from bench import contract
+from compare.tap import parse_tap
+from tests import harness
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-import contract  # noqa: E402
-import harness  # noqa: E402
 
 SPLATS = ["[    1.2] BUG: KFENCE: out-of-bounds read", "kernel BUG at mm/hugetlb.c:12!",
           "WARNING: CPU: 0 PID: 1 at mm/hugetlb.c:5", "INFO: task hung",
@@ -127,8 +127,8 @@ class Harness(unittest.TestCase):
         self.assertEqual(harness.summary_line(1, 2, 3), "1 passed, 2 failed, 3 skipped")
 
     def test_tap(self):
-        got = harness.parse_tap(["ok 1 a", "not ok 2 b # why", "ok 3 # SKIP c: no pool",
-                                 "ok - d", "ok 5 e # SKIP no dev", "# comment"])
+        got = parse_tap(["ok 1 a", "not ok 2 b # why", "ok 3 # SKIP c: no pool",
+                         "ok - d", "ok 5 e # SKIP no dev", "# comment"])
         self.assertEqual(got, [("a", True, "", False), ("b", False, "why", False),
                                ("c: no pool", True, "skipped", True), ("d", True, "", False),
                                ("e", True, "SKIP no dev", True)])
@@ -140,7 +140,7 @@ class Harness(unittest.TestCase):
                 f.write("1 passed, 0 failed\n5 passed, 1 failed, 2 skipped\n")
             with open(b, "w") as f:
                 f.write("no summary here\n")
-            r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "harness.py"),
+            r = subprocess.run([sys.executable, "-m", "tests.harness",
                                 "total", a, b], capture_output=True, text=True)
         self.assertEqual(r.stdout.splitlines()[-1], "5 passed, 2 failed, 2 skipped")
         self.assertEqual(r.returncode, 1)

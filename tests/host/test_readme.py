@@ -5,7 +5,6 @@ names, and every figure a run can draw is named under "Read"."""
 import os
 import re
 import subprocess
-import sys
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -81,9 +80,7 @@ class ReadmeTargets(unittest.TestCase):
 
 class ReadmeFigures(unittest.TestCase):
     def test_every_figure_is_named_and_explained(self):
-        sys.path.insert(0, os.path.join(ROOT, "bench"))
-        sys.path.insert(0, os.path.join(ROOT, "plots"))
-        import benches
+        from plots import benches
         read = section(readme(), "Run, read, compare")
         for name in benches.figure_texts():
             with self.subTest(figure=name):

@@ -12,15 +12,14 @@ import os
 import shlex
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import unittest
 
+from bench.contract import POOLS, QEMU_EXIT
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUN_QEMU = os.path.join(ROOT, "run-qemu.sh")
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-from contract import POOLS, QEMU_EXIT  # noqa: E402
 
 # A QEMU that maps its -m bytes of RAM (MADV_HUGEPAGE with FAKE_THP=1, as
 # QEMU does, FAKE_THP_DELAY seconds after mapping it), creates an empty

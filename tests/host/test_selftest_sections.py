@@ -1,13 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """tests/run.py counts the points of hugetlb_dev and of its 32-bit build
 apart, from the sections kernel/initramfs/run-selftests prints."""
-import os
-import sys
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-from run import nested_points  # noqa: E402
+from tests.run import nested_points
 
 OUTPUT = """TAP version 13
 1..3

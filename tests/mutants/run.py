@@ -120,11 +120,11 @@ def test_commands(modules):
     cmds = []
     for suite, mods in sorted(by.items()):
         if suite == "bench":
-            cmd = ["python3", "tests/bench/run_tests.py", "--failfast"] + mods
+            cmd = ["python3", "-m", "tests.bench.run_tests", "--failfast"] + mods
             if os.environ.get("MUTANTS_LOCK"):
                 cmd = ["flock", os.environ["MUTANTS_LOCK"]] + cmd
         else:
-            cmd = ["python3", "tests/harness.py", "run", "tests/" + suite,
+            cmd = ["python3", "-m", "tests.harness", "run", "tests/" + suite,
                    "--failfast"] + mods
         cmds.append(cmd)
     return cmds

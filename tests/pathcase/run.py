@@ -30,11 +30,10 @@ import subprocess
 import sys
 import time
 
+from tests.harness import Tally
+from bench.contract import GUEST_FILES, QEMU_EXIT_REASON
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "..", "bench"))
-from harness import Tally  # noqa: E402
-from contract import GUEST_FILES, QEMU_EXIT_REASON  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 OUT = os.path.join(ROOT, "build", "pathcase")

@@ -9,21 +9,19 @@ plots/benches/<benchmark>.py); the CSVs have the columns of the contract
 the plot tests pin (tests/fixture/contract.json), and what a run does not
 fill is left empty.
 
-    python3 tests/plots/make_fixture.py
+    python3 -m tests.plots.make_fixture
 """
 import csv
 import json
 import os
 import random
-import sys
+
+from plots import benches
+from bench import contract
+from plots.benches._fixture import GB, KB, MB, Spec
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixture")
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "bench"))
-sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "plots"))
-import benches  # noqa: E402
-import contract  # noqa: E402
-from benches._fixture import GB, KB, MB, Spec  # noqa: E402
 
 CONTRACT = os.path.join(TESTS, "fixture", "contract.json")
 

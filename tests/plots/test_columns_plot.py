@@ -9,13 +9,10 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from test_plots import FIXTURE, PLOTS  # noqa: E402
+from tests.plots.test_plots import FIXTURE, PLOTS
 
 
 def plotted(script, data, backings, tmp):

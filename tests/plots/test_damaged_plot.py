@@ -18,8 +18,9 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-RENDER = os.path.join(REPO, "plots", "render.py")
-COMPARE = os.path.join(REPO, "compare", "compare.py")
+# as modules; the tests run from the repository root
+RENDER = ["-m", "plots.render"]
+COMPARE = ["-m", "compare.compare"]
 os.environ["BENCH_CONTRACT"] = os.path.join(REPO, "tests", "fixture",
                                             "contract.json")
 KEPT = sorted(glob.glob(os.path.join(REPO, "results", "kept-*")))
@@ -49,7 +50,7 @@ class Damaged(unittest.TestCase):
             f.write(text)
 
     def render(self):
-        return run([RENDER, self.run_dir, "--no-link"])
+        return run(RENDER + [self.run_dir, "--no-link"])
 
     def assertNamed(self, rc, err, line, words):
         self.assertEqual(rc, 3, err)
@@ -119,7 +120,7 @@ class Damaged(unittest.TestCase):
         with open(fault, "w") as f:
             f.write("".join(lines[:3]) + lines[3][:5] + "\n" +
                     "".join(lines[4:]))
-        rc, out, err = run([COMPARE, "diff", KEPT[0], self.run_dir,
+        rc, out, err = run(COMPARE + ["diff", KEPT[0], self.run_dir,
                             "--out", os.path.join(self.tmp, "cmp")])
         self.assertEqual(rc, 2, out + err)
         self.assertNotIn("Traceback", err)

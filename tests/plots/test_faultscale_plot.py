@@ -12,9 +12,7 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from test_plots import (CONTRACT, FIXTURE, PLOTS, RENDER, contract_with,  # noqa
+from tests.plots.test_plots import (CONTRACT, FIXTURE, PLOTS, RENDER, contract_with,  # noqa
                         edit_meta, series_titles, svg_text, write_csv)
 
 COLUMNS = ["backing", "page_kb", "mode", "tasks", "faults_per_s",
@@ -71,7 +69,7 @@ class FaultscaleFigure(unittest.TestCase):
         edit_meta(self.run, **kv)
 
     def render(self, contract=None):
-        p = subprocess.run([sys.executable, RENDER, self.run, "--no-link"],
+        p = subprocess.run(RENDER + [self.run, "--no-link"],
                            capture_output=True, text=True,
                            env=dict(os.environ, BENCH_CONTRACT=contract or self.contract))
         return p.returncode, p.stdout, p.stderr

@@ -3,7 +3,7 @@
 """The four huge page sizes of an arm64 run are told apart in the figures,
 and its model geometry, long enough to wrap, keeps clear of the panels.
 
-    python3 tests/plots/test_pagesizes_plot.py  (also run by test_plots.py)
+    python3 -m tests.plots.test_pagesizes_plot  (also run by test_plots.py)
 
 The TCG fixture (tests/plots/fixture/tcg) is copied and given -64K and -32M
 variants of devhugetlb: their rows are devhugetlb's with the page size
@@ -24,10 +24,10 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-RENDER = os.path.join(REPO, "plots", "render.py")
+# plots/render.py as a module; the tests run from the repository root
+RENDER = [sys.executable, "-m", "plots.render"]
 CONTRACT = os.path.join(REPO, "tests", "fixture", "contract.json")
-sys.path.insert(0, os.path.join(REPO, "tests"))
-import harness  # noqa: E402
+from tests import harness  # noqa: E402
 
 SIZES = {"devhugetlb": 2048, "devhugetlb-64K": 64, "devhugetlb-32M": 32768,
          "devhugetlb-1G": 1048576}
@@ -80,7 +80,7 @@ class PageSizes(unittest.TestCase):
         contract = os.path.join(cls.tmp, "contract.json")
         with open(contract, "w") as f:
             json.dump(data, f)
-        p = subprocess.run([sys.executable, RENDER, run, "--no-link"],
+        p = subprocess.run(RENDER + [run, "--no-link"],
                            capture_output=True, text=True,
                            env=dict(os.environ, BENCH_CONTRACT=contract))
         cls.rc, cls.err = p.returncode, p.stderr
@@ -137,7 +137,7 @@ class LongGeometry(unittest.TestCase):
                 "leaves_out": " ".join(["page-walk caches"] * 30) + " LASTWORD"}
             with open(os.path.join(run, "meta.json"), "w") as f:
                 json.dump(meta, f)
-            p = subprocess.run([sys.executable, RENDER, run, "--no-link"],
+            p = subprocess.run(RENDER + [run, "--no-link"],
                                capture_output=True, text=True,
                                env=dict(os.environ, BENCH_CONTRACT=CONTRACT))
             self.assertEqual((p.returncode, p.stderr), (0, ""))

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Tests for plots/: render the fixture runs and check what comes out.
 
-    python3 tests/plots/test_plots.py        (or: make test-plots)
+    python3 -m tests.plots.test_plots        (or: make test-plots)
 
 The fixtures under tests/plots/fixture/ are copied to a temporary folder and
 rendered there; the committed fixtures are never written.  fixture/tcg is a
@@ -28,13 +28,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 PLOTS = os.path.join(REPO, "plots")
 FIXTURE = os.path.join(HERE, "fixture")
-RENDER = os.path.join(PLOTS, "render.py")
+# plots/render.py as a module; the tests run from the repository root
+RENDER = [sys.executable, "-m", "plots.render"]
 CONTRACT = os.path.join(REPO, "tests", "fixture", "contract.json")
 os.environ["BENCH_CONTRACT"] = CONTRACT
-sys.path.insert(0, os.path.join(REPO, "tests"))
-sys.path.insert(0, os.path.join(REPO, "bench"))
-import contract  # noqa: E402
-import harness  # noqa: E402
+from bench import contract  # noqa: E402
+from tests import harness  # noqa: E402
 
 FIGURES = ["latency", "tlb", "tlb-model", "bandwidth", "faults", "streamk"]
 TIMED = ["latency", "bandwidth", "faults", "streamk"]  # drawn from timings
@@ -73,7 +72,7 @@ def contract_with(path, bench):
 
 
 def render(run, *extra):
-    p = subprocess.run([sys.executable, RENDER, run, "--no-link", *extra],
+    p = subprocess.run(RENDER + [run, "--no-link", *extra],
                        capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
 
@@ -446,7 +445,7 @@ class Variants(unittest.TestCase):
         path = os.path.join(self.tmp, "contract.json")
         with open(path, "w") as f:
             json.dump(data, f)
-        p = subprocess.run([sys.executable, RENDER, self.run, "--no-link"],
+        p = subprocess.run(RENDER + [self.run, "--no-link"],
                            capture_output=True, text=True,
                            env=dict(os.environ, BENCH_CONTRACT=path))
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -529,7 +528,7 @@ class Variants(unittest.TestCase):
 
     def test_latest_link(self):
         link = os.path.join(self.tmp, "latest")
-        p = subprocess.run([sys.executable, RENDER, self.run, "--link", link],
+        p = subprocess.run(RENDER + [self.run, "--link", link],
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(os.path.realpath(link), os.path.realpath(self.run))
@@ -642,8 +641,7 @@ class RealProg(unittest.TestCase):
         self.assertIn("49.0 s (median; 48.1..50.9)", none)
 
     def test_one_run_is_not_called_a_median(self):
-        sys.path.insert(0, os.path.join(REPO, "plots"))
-        from benches.realprog import spread
+        from plots.benches.realprog import spread
         self.assertEqual(spread((0.15, 0.15, 0.15), 1), "0.15 s (one run)")
         self.assertEqual(spread((16.4, 16.2, 16.8), 3), "16.4 s (median; 16.2..16.8)")
         self.assertEqual(spread((None, None, None), 0), "n/a")
@@ -661,8 +659,7 @@ class InWords(unittest.TestCase):
     """CPU ids and hypervisor signatures said in words (plots/labels.py)."""
 
     def test_ids_and_signatures(self):
-        sys.path.insert(0, os.path.join(REPO, "plots"))
-        from labels import in_words
+        from plots.labels import in_words
         self.assertEqual(in_words("fits AuthenticAMD-15-6B-1 (x)"),
                          "fits AMD CPU (family 15 model 107, stepping 1) (x)")
         self.assertEqual(in_words("GenuineIntel-6-8F"), "Intel CPU (family 6 model 143)")
@@ -683,7 +680,7 @@ def main(argv):
     loader = unittest.defaultTestLoader
     suite = loader.loadTestsFromModule(sys.modules[__name__])
     # a further figure's tests: tests/plots/test_<figure>_plot.py
-    suite.addTests(loader.discover(HERE, pattern="test_*_plot.py", top_level_dir=HERE))
+    suite.addTests(loader.discover(HERE, pattern="test_*_plot.py", top_level_dir=REPO))
     return harness.run_unittest(suite, failfast=failfast)
 
 

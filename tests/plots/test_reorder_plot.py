@@ -22,13 +22,10 @@ import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from test_plots import FIXTURE, REPO, RENDER, write_csv  # noqa: E402
-sys.path.insert(0, os.path.join(REPO, "plots"))
-import benches  # noqa: E402
-import contract  # noqa: E402
-import make_fixture  # noqa: E402
+from tests.plots.test_plots import FIXTURE, REPO, RENDER, write_csv
+from plots import benches
+from bench import contract
+from tests.plots import make_fixture
 
 
 def bench_contract(path):
@@ -91,7 +88,7 @@ def reorder(columns):
 
 
 def render(run, contract):
-    p = subprocess.run([sys.executable, RENDER, run, "--no-link"], capture_output=True,
+    p = subprocess.run(RENDER + [run, "--no-link"], capture_output=True,
                        text=True, env=dict(os.environ, BENCH_CONTRACT=contract))
     return p.returncode, p.stdout.replace(run, "RUN"), p.stderr
 

@@ -14,10 +14,8 @@ import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from test_plots import FIXTURE, RENDER, edit_meta, svg_text, write_csv  # noqa: E402
-from test_tlbreach_plot import BENCH, COLUMNS, CURVES, ZEN4, contract_with, rows  # noqa: E402
+from tests.plots.test_plots import FIXTURE, RENDER, edit_meta, svg_text, write_csv
+from tests.plots.test_tlbreach_plot import BENCH, COLUMNS, CURVES, ZEN4, contract_with, rows
 
 # run-qemu.sh's @meta host_memory for guest RAM on host 2 MB pages
 HOST_2M = {"host_pages": "hugetlb", "kernel_page_kb": 2048, "anon_huge_kb_max": 0,
@@ -49,7 +47,7 @@ class SplitPages(unittest.TestCase):
         shutil.copytree(os.path.join(FIXTURE, "tcg"), self.run)
 
     def render(self):
-        p = subprocess.run([sys.executable, RENDER, self.run, "--no-link"],
+        p = subprocess.run(RENDER + [self.run, "--no-link"],
                            capture_output=True, text=True,
                            env=dict(os.environ, BENCH_CONTRACT=self.contract))
         self.assertEqual((p.returncode, p.stderr), (0, ""), p.stdout[-2000:])

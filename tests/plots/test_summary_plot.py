@@ -6,29 +6,19 @@ and the section order.  No gnuplot: the sections are computed directly, so
 this runs in well under a second.  Run by tests/plots/test_plots.py (make
 test-plots) or alone: python3 -m unittest tests.plots.test_summary_plot"""
 import csv
-import importlib.util
 import os
 import shutil
-import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from test_plots import CONTRACT, RENDER  # noqa: E402,F401  (sets BENCH_CONTRACT)
-import contract  # noqa: E402
+from tests.plots.test_plots import CONTRACT  # sets BENCH_CONTRACT first
+from bench import contract
+from plots import render
 
 MIB = 1 << 20
 CHASE = contract.load(CONTRACT).bench("chase")["columns"]
 FAULT = contract.load(CONTRACT).bench("fault")["columns"]
 STREAMK = contract.load(CONTRACT).bench("streamk")["columns"]
-
-
-def load_render():
-    spec = importlib.util.spec_from_file_location("render_under_test", RENDER)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def write(path, columns, rows):
@@ -96,7 +86,7 @@ def streamk(backing, x):
 class SummaryNumbers(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.render = load_render()
+        cls.render = render
         cls.tmp = tempfile.mkdtemp(prefix="summary-test-")
         write(os.path.join(cls.tmp, "chase.csv"), CHASE, CHASE_ROWS)
         write(os.path.join(cls.tmp, "fault.csv"), FAULT, FAULT_ROWS)
@@ -230,7 +220,6 @@ class SummaryNumbers(unittest.TestCase):
 class Marks(unittest.TestCase):
     def test_thp_fallbacks_are_summed(self):
         # rows that fell back 3 and 5 times: 8 ranges, not 2 rows
-        render = load_render()
         rows = [{"thp_fallbacks": "3"}, {"thp_fallbacks": "0"}, {"thp_fallbacks": "5"}]
         fs = type("Rows", (), {"rows": rows})()
         self.assertIn("thp: 8 2 MB ranges fell back to 4 KB pages (thp_fallbacks)",
@@ -239,7 +228,6 @@ class Marks(unittest.TestCase):
 
 class Header(unittest.TestCase):
     def test_a_column_the_contract_does_not_have_is_refused(self):
-        render = load_render()
         d = tempfile.mkdtemp(prefix="summary-header-")
         self.addCleanup(shutil.rmtree, d)
         write(os.path.join(d, "fault.csv"), FAULT + ["from_another_layout"], FAULT_ROWS)

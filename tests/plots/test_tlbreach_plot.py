@@ -13,9 +13,7 @@ import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from test_plots import (FIXTURE, PLOTS, RENDER, contract_with, edit_meta,  # noqa
+from tests.plots.test_plots import (FIXTURE, PLOTS, RENDER, contract_with, edit_meta,  # noqa
                         series_titles, svg_text, write_csv)
 
 COLUMNS = ["backing", "page_kb", "wss_bytes", "pages", "stride_bytes", "excess_ns",
@@ -71,7 +69,7 @@ class TlbreachFigure(unittest.TestCase):
         return run
 
     def render(self, run):
-        p = subprocess.run([sys.executable, RENDER, run, "--no-link"],
+        p = subprocess.run(RENDER + [run, "--no-link"],
                            capture_output=True, text=True,
                            env=dict(os.environ, BENCH_CONTRACT=self.contract))
         self.assertEqual((p.returncode, p.stderr), (0, ""), p.stdout[-2000:])
@@ -134,9 +132,8 @@ class TlbreachFigure(unittest.TestCase):
         self.assertEqual(text.count("claimed"), 2, text)
 
     def test_footer_stays_within_its_lines(self):
-        sys.path.insert(0, PLOTS)
-        from benches.tlbreach import FOOTER_LINES, FOOTER_WIDTH, footer
-        from parts import Section
+        from plots.benches.tlbreach import FOOTER_LINES, FOOTER_WIDTH, footer
+        from plots.parts import Section
         # Many curves with knees under hardware timing, a long model line.
         many = Section("t", "n", [], [["backing%d" % i, "2 MiB", "4 KiB", "91..108 (364 KiB)",
                                        "+1.60 ns", "2048..2435 (8 MiB)", "+20.0 ns", "", ""]

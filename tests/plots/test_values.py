@@ -23,10 +23,8 @@ import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from test_plots import CONTRACT, PLOTS, RENDER, svg_text  # noqa: E402
-import contract  # noqa: E402  (BENCH_CONTRACT set by test_plots)
+from tests.plots.test_plots import CONTRACT, PLOTS, RENDER, svg_text
+from bench import contract  # BENCH_CONTRACT set by test_plots
 
 KIB, MIB = 1 << 10, 1 << 20
 PREFIX = {"": 1, "k": KIB, "M": MIB, "G": 1 << 30}
@@ -373,7 +371,7 @@ class Summary(unittest.TestCase):
             write(os.path.join(cls.rundir, name + ".csv"), columns(name), rows)
         with open(os.path.join(cls.rundir, "meta.json"), "w") as f:
             json.dump(META, f)
-        p = subprocess.run([sys.executable, RENDER, cls.rundir, "--no-link"],
+        p = subprocess.run(RENDER + [cls.rundir, "--no-link"],
                            capture_output=True, text=True)
         cls.rc, cls.out, cls.err = p.returncode, p.stdout, p.stderr
         with open(os.path.join(cls.rundir, "summary.txt")) as f:
@@ -476,9 +474,8 @@ class ModelWalks(unittest.TestCase):
     def test_walks_saved_from_the_model(self):
         # walks_per_1k empty: model_walks_per_1k at 4 MiB, devzero 80,
         # thp 4: 76 saved, 76 / 80 = 95 %, from the model
-        sys.path.insert(0, PLOTS)
-        from benches import chase as mod
-        from table import Table
+        from plots.benches import chase as mod
+        from plots.table import Table
         with tempfile.TemporaryDirectory() as d:
             write(os.path.join(d, "chase.csv"), columns("chase"),
                   [dict(r, walks_per_1k="", l1_dtlb_misses_per_1k="") for r in CHASE])
@@ -511,8 +508,7 @@ class RealProgSection(unittest.TestCase):
         # resident_kb (the working set): none 1024, 3072, 2048 -> median
         # 2048 kB = 2 MiB; thp 4096, 6144 -> 5120 kB = 5 MiB (the
         # excluded runs' 99 and 1 left out).
-        sys.path.insert(0, PLOTS)
-        from benches import realprog
+        from plots.benches import realprog
 
         def run(b, kb, user, sys_s, wall, flt, res, fallback=0, valid=1):
             return {k: str(v) for k, v in dict(
