@@ -10,12 +10,13 @@ two-node check is in the arm64 guest (tests/bench/guest_test.py, check_numa)."""
 import glob
 import os
 import shutil
+import subprocess
 import tempfile
 import unittest
 from unittest import mock
 
 from tests.bench.benchbin import BenchRun
-from tests.bench.common import BINDIR, raise_free
+from tests.bench.common import BINDIR, ROOT, raise_free
 
 from bench import benchrun as run
 BACKINGS = ["devzero", "thp", "maphugetlb"]
@@ -24,6 +25,50 @@ BACKINGS = ["devzero", "thp", "maphugetlb"]
 def node_of(cpu):
     d = glob.glob("/sys/devices/system/cpu/cpu%d/node[0-9]*" % cpu)
     return int(os.path.basename(d[0])[4:]) if d else None
+
+
+class BindRange(unittest.TestCase):
+    """numa_bind() itself, through a driver of its own: a node outside
+    0..MAX_NODES - 1 (1024) is refused by name before its bit is set,
+    which would write past the mask (AddressSanitizer watches for that)."""
+
+    DRIVER = r"""
+#include <stdio.h>
+#include <sys/mman.h>
+#include "numa.h"
+
+int main(void)
+{
+	int nodes[] = { -1, 1024, 1025 };
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char why[200];
+	unsigned i;
+
+	for (i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		why[0] = 0;
+		printf("%d %d %s\n", nodes[i],
+		       numa_bind(p, 4096, nodes[i], why, sizeof(why)), why);
+	}
+	return 0;
+}
+"""
+
+    def test_nodes_outside_the_mask_are_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            src, exe = os.path.join(d, "driver.c"), os.path.join(d, "driver")
+            with open(src, "w") as f:
+                f.write(self.DRIVER)
+            bench = os.path.join(ROOT, "bench")
+            b = subprocess.run(["gcc", "-O1", "-g", "-fsanitize=address",
+                                "-fno-omit-frame-pointer", "-I", bench, "-o", exe,
+                                src, os.path.join(bench, "numa.c")],
+                               capture_output=True, text=True)
+            self.assertEqual(b.returncode, 0, b.stderr)
+            p = subprocess.run([exe], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.assertEqual(p.stdout.splitlines(),
+                         ["%d -1 no node %d to bind to" % (n, n) for n in (-1, 1024, 1025)])
 
 
 class NativeBinding(unittest.TestCase):
