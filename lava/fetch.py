@@ -5,8 +5,8 @@ for a run of its own: every @header/@row into the CSVs, every @meta into
 meta.json, plus where it ran (meta.json "lava": job id, device type,
 device, server, LAVA's health and failure).
 
-    python3 lava/fetch.py JOB [--server URL] [--identity NAME]
-    python3 lava/fetch.py JOB --log FILE [--job-info FILE.json]
+    python3 -m lava.fetch JOB [--server URL] [--identity NAME]
+    python3 -m lava.fetch JOB --log FILE [--job-info FILE.json]
 
 The log comes from a server's REST API (--server; a token, if the server
 wants one, only in $LAVA_TOKEN), from lavacli (its configured identity,

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """One report putting machines side by side.
 
-    python3 lava/fleet.py MACHINE... [--out DIR] [--threshold PCT]
+    python3 -m lava.fleet MACHINE... [--out DIR] [--threshold PCT]
 
 Each MACHINE is a run folder, or several of one machine joined by commas
 (results/a,results/a2: repeated runs, which the statistics need); lava:N

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """LAVA job definitions for a benchmark profile, from the project itself.
 
-    python3 lava/job.py --profile quick --arch x86_64 --device qemu \\
+    python3 -m lava.job --profile quick --arch x86_64 --device qemu \\
         [--artifacts URL] [--device-type NAME] [--dtb URL] [--out FILE]
 
 Devices:

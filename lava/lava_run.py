@@ -3,7 +3,7 @@
 """Runs a qemu job of lava/job.py with lava-run alone (LAVA's dispatcher,
 no server), on this machine's QEMU.
 
-    /usr/bin/python3 lava/lava_run.py JOB.yaml OUTDIR [--timeout SECONDS]
+    /usr/bin/python3 -m lava.lava_run JOB.yaml OUTDIR [--timeout SECONDS]
 
 lava-run needs a device configuration as lava-server would render it from
 its qemu device type and the job's context; device() writes that one

@@ -31,4 +31,4 @@ $(REALPROG): bench/realprog/realprog.c bench/realprog/backings.h \
 
 .PHONY: bench-realprog-native
 bench-realprog-native: $(PRELOAD_SO) $(REALPROG)
-	python3 bench/run.py --mode native --profile $(PROFILE) --benches realprog
+	python3 -m bench.run --mode native --profile $(PROFILE) --benches realprog
