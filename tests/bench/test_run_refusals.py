@@ -180,6 +180,34 @@ class BoardPlan(unittest.TestCase):
                             for n in p["notes"]), p["notes"])
 
 
+class DefaultSweep(unittest.TestCase):
+    """The runner's sweep without --sizes (bench/runner.c make_sweep):
+    powers of two and the points halfway between them, plus 3/4, 1 and 5/4
+    of each TLB reach it knows, so that every knee is approached from both
+    sides; benchtool check prints the sizes a binary would measure."""
+
+    # the reaches the runner's table names: 64 x 4K, 1536 x 4K, 2048 x 4K,
+    # 32 x 2M, 64 x 2M, 1536 x 2M
+    REACHES = [256 << 10, 6 << 20, 8 << 20, 64 << 20, 128 << 20, 3 << 30]
+
+    def sweep(self, lo, hi):
+        s, want = 4096, set()
+        while s <= hi:
+            want |= {v for v in (s, s + s // 2) if lo <= v <= hi}
+            s *= 2
+        want |= {r * k // 4 for r in self.REACHES for k in (3, 4, 5)
+                 if lo <= r * k // 4 <= hi}
+        return sorted(want)
+
+    def test_each_reach_has_points_on_both_sides(self):
+        for lo, hi in ((128 << 10, 8 << 20), (16 << 10, 256 << 20)):
+            with self.subTest(lo=lo, hi=hi):
+                p = subprocess.run([BENCHTOOL, "check", "chase", "--min", str(lo),
+                                    "--max", str(hi)], capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual([int(x) for x in p.stdout.split()], self.sweep(lo, hi))
+
+
 class SizesAreTheRunnersRule(unittest.TestCase):
     """bench/run.py's --sizes is the runner's parser (benchtool sizes): the
     bytes it plans with are the bytes a binary would measure."""
