@@ -10,6 +10,7 @@ and prints what smaps says it got.  The hugetlb cases raise the 2 MB pool
 by what they need and mount hugetlbfs in a temporary folder when none is
 mounted; both are put back afterwards.  They need root and skip without it.
 """
+import ctypes
 import json
 import os
 import re
@@ -373,6 +374,15 @@ time.sleep(0.4)
 sys.stdout.write("same")
 """
 
+    @staticmethod
+    def no_thp():
+        """The fake programs are Python, whose own startup memory (obmalloc's
+        1 MB arenas, the heap) THP may back where enabled is "always": a
+        smaps sample taken before a fake touches its mappings would vote
+        2 MB.  PR_SET_THP_DISABLE (41) for the driver and its children
+        (kept across fork and execve); MAP_HUGETLB is no THP."""
+        ctypes.CDLL(None, use_errno=True).prctl(41, 1, 0, 0, 0)
+
     def fake_driver(self, backings, env=None, *extra, program=None):
         xz = os.path.join(self.tmp.name, "fake-xz")
         with open(xz, "w") as f:
@@ -382,7 +392,7 @@ sys.stdout.write("same")
                             "--backings", backings, "--dir", self.tmp.name,
                             "--sample-ms", "20", "--xz", xz, *extra],
                            capture_output=True, text=True, timeout=300,
-                           env=dict(os.environ, **(env or {})))
+                           env=dict(os.environ, **(env or {})), preexec_fn=self.no_thp)
         lines = p.stdout.splitlines()
         cols = next(l for l in lines if l.startswith("@header realprog ")
                     ).split()[2].split(",")
