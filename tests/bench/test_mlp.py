@@ -364,6 +364,26 @@ int main(int c, char **v)
 """
 
 
+class TestTimeFitsTheRun(unittest.TestCase):
+    def test_the_rows_time_fits_in_the_process_time(self):
+        """An upper bound no load can break: the time the rows say their
+        timed repetitions took (reps x accesses x ns_per_access, with no
+        warm-up and no warm pass) fits in the wall time of the whole
+        process.  A per-access time divided by one chain's steps instead of
+        every chain's accesses claims 16 times the time at 16 chains, far
+        more than the process ran (setup is a small part of it here)."""
+        import time
+        t0 = time.monotonic()
+        r = BenchRun("mlp", ["--sizes", "64K", "--reps", "3", "--warmup", "0",
+                             "--warm-pass", "0", "--hops", "8M", "--backings",
+                             "devzero", "--chains", "16", "--model", "none"])
+        wall = time.monotonic() - t0
+        self.assertEqual(r.returncode, 0, r.describe())
+        (row,) = r.rows
+        claimed = int(row["reps"]) * int(row["accesses"]) * float(row["ns_per_access"]) / 1e9
+        self.assertLessEqual(claimed, wall, row)
+
+
 class TestAgainstAMinimalChase(unittest.TestCase):
     """mlp's one chain against a chase written here (MINIMAL: one random
     cycle through 256-byte elements, mlp's default stride), both on CPU 1,
