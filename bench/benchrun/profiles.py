@@ -212,6 +212,9 @@ GUEST_CPUS = 2
 # iterations enough for that many faults per task and repetition; under
 # TCG the quick profile takes fewer than the 1000 a row needs not to be
 # marked short_window (each 2 MB fault costs milliseconds there).
+# faultscale.c's MAX_COUNTS and MAX_TASKS: the most --tasks counts, and
+# the most tasks in one
+FAULTSCALE_MAX_COUNTS, FAULTSCALE_MAX_TASKS = 32, 256
 FAULTSCALE = {
     "tiny": ("4M", ["--reps", "1", "--warmup", "0", "--iterations", "1"]),
     "quick": ("16M", ["--reps", "3", "--warmup", "0", "--min-faults", "64"]),
@@ -242,11 +245,16 @@ def add_faultscale(p, name, guest, c, arch="x86_64", cpus=None):
                           "profile's pool holds one 2 MB page a task for no "
                           "more" % (fit, cpus, name))
     counts = list(range(1, min(cpus, fit) + 1))
+    if len(counts) > FAULTSCALE_MAX_COUNTS - 1:
+        # more CPUs than faultscale takes counts (one is kept for full's
+        # oversubscribed one): the powers of two, and all of them
+        counts = sorted({1 << i for i in range(counts[-1].bit_length())} |
+                        {counts[-1]})
     key = name + ("-native" if name == "quick" and not guest else "")
     region, rest = FAULTSCALE[key]
     a = []
     if name == "full":
-        counts.append(2 * cpus)
+        counts.append(min(2 * cpus, FAULTSCALE_MAX_TASKS))
     if name == "full" or board:
         a.append("--oversubscribe")
     most = max(counts)
