@@ -41,7 +41,6 @@ from bench import benchrun as bench_run  # bench/run.py's code
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 PROMPT = "hugetlb# "
-MB = 1 << 20
 DEVICES = {"qemu": ("x86_64", "arm64"), "ipxe": ("x86_64",),
            "uboot": ("arm64",)}
 DEFAULT_DEVICE_TYPE = {"qemu": "qemu", "ipxe": "x86",
@@ -227,7 +226,8 @@ def context(args, plan):
 def plan_for(args, c):
     run = guest_plan(args, c)
     cfg = qemu_config(run.cmds[0])
-    if args.device != "qemu" and cfg["memory_mb"] * MB > run.args.board_mem:
+    if args.device != "qemu" and \
+            cfg["memory_mb"] * bench_run.MB > run.args.board_mem:
         raise JobError("the %s profile needs %d MB (its pools, working sets "
                        "and kernel) and the board has %s: name a bigger "
                        "board (BOARD=MEM,CPUS) or a smaller profile"

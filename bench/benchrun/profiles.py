@@ -206,15 +206,16 @@ def host_llc():
 # has 2 cores, so more would say nothing.
 GUEST_CPUS = 2
 
+# faultscale.c's MAX_COUNTS and MAX_TASKS: the most --tasks counts, and
+# the most tasks in one
+FAULTSCALE_MAX_COUNTS, FAULTSCALE_MAX_TASKS = 32, 256
+
 # faultscale's region per task and its own options, per profile; the
 # region shrinks so that the most tasks fit max_bytes (the pool) at once,
 # twice over (a cow task holds its file and its copies).  --min-faults:
 # iterations enough for that many faults per task and repetition; under
 # TCG the quick profile takes fewer than the 1000 a row needs not to be
 # marked short_window (each 2 MB fault costs milliseconds there).
-# faultscale.c's MAX_COUNTS and MAX_TASKS: the most --tasks counts, and
-# the most tasks in one
-FAULTSCALE_MAX_COUNTS, FAULTSCALE_MAX_TASKS = 32, 256
 FAULTSCALE = {
     "tiny": ("4M", ["--reps", "1", "--warmup", "0", "--iterations", "1"]),
     "quick": ("16M", ["--reps", "3", "--warmup", "0", "--min-faults", "64"]),
