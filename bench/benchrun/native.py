@@ -36,8 +36,13 @@ def run_native(res, runs, cmds, pools, p, pooled, c):
 
 # The chase's oracle (issue 19, point 9): tests/bench/minichase.c, one
 # process, one mapping, one cycle over every line (-p: every 4 KB page, the
-# page hop), no pinning, nothing shared with bench/.  After a native run it
-# runs ORACLE_RUNS times on the page size of each backing the chase
+# page hop), nothing shared with bench/.  After a native run it
+# runs ORACLE_RUNS times, pinned (by this script, not by minichase) to the
+# CPU the chase was pinned to: on a VM one vCPU is not another (on this
+# project's Intel VM minichase's 64 MB page hop read 23.5 ns on CPU 0
+# and 20.5 ns on CPU 1, run after run; CI's quiet run read the chase,
+# pinned to the last CPU, 12-42 % over an unpinned minichase), so an
+# oracle on another CPU judges the CPUs, not the chase.  It runs on the page size of each backing the chase
 # measured, for each hop kind (at the chase's largest size of that hop up
 # to ORACLE_MAX, if that is at least ORACLE_MIN: smaller working
 # sets live in the caches, where the TLB question is not asked), each run
@@ -67,17 +72,21 @@ ORACLE_RUNS = 3
 ORACLE_ATTEMPTS = 3
 
 
-def minichase(bindir, kind, wss, hops, runs=ORACLE_RUNS, hop="line"):
+def minichase(bindir, kind, wss, hops, runs=ORACLE_RUNS, hop="line",
+              cpu=None):
     """([ns per hop of each of runs runs of the oracle], None) or (None,
     why).  It warms with as many hops as it times; hop "page": one
-    element per 4 KB page (minichase -p), as the chase's page hop."""
+    element per 4 KB page (minichase -p), as the chase's page hop; cpu:
+    the one CPU it runs on (None: wherever the scheduler puts it)."""
     got, exe = [], os.path.join(bindir, "minichase")
     if not os.access(exe, os.X_OK):
         return None, "%s is not built (make bench-native builds it)" % exe
+    pin = None if cpu is None else \
+        (lambda: os.sched_setaffinity(0, {cpu}))
     for _ in range(runs):
         p = subprocess.run([exe] + (["-p"] if hop == "page" else []) +
                            [kind, str(wss), str(hops), str(hops)],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, preexec_fn=pin)
         m = re.match(r"ns_per_hop ([0-9.]+)", p.stdout)
         if p.returncode or not m:
             return None, (p.stderr.strip() or "exit %d" % p.returncode)
@@ -133,6 +142,9 @@ def check_chase_hop(res, bindir, hop):
         res.write_meta()
         return 0
     hops = min(wss // step, 4 << 20)
+    cpu = res.meta.get("method", {}).get("per_bench", {}).get(
+        "chase", {}).get("cpu_pinned")
+    cpu = cpu if isinstance(cpu, int) and cpu >= 0 else None  # -1: unpinned
     runs, why, out = {}, {}, {}
     for attempt in range(1, ORACLE_ATTEMPTS + 1):
         for kb in {int(r["page_kb"]) for r in rows}:
@@ -140,7 +152,7 @@ def check_chase_hop(res, bindir, hop):
                 why.setdefault(kb, "no oracle for %d kB pages" % kb)
                 continue
             ns, err = minichase(bindir, ORACLE_KINDS[kb], wss, hops,
-                                hop=hop)
+                                hop=hop, cpu=cpu)
             if err:
                 why[kb] = err
             else:
@@ -159,7 +171,11 @@ def check_chase_hop(res, bindir, hop):
         "wss_bytes": wss, "hop": hop, "hops": hops,
         "tolerance": ORACLE_TOLERANCE, "attempts": attempt,
         "source": "native wall time: %d runs of build/bench/minichase "
-                  "per attempt, each a new mapping" % ORACLE_RUNS,
+                  "per attempt, each a new mapping, %s" % (
+                      ORACLE_RUNS, "unpinned (the chase's CPU is not "
+                      "known)" if cpu is None else
+                      "pinned to CPU %d as the chase was" % cpu),
+        "cpu": cpu,
         "backings": out}
     bad = sorted(b for b, v in out.items() if v["agree"] is False)
     load = os.getloadavg()[0]
