@@ -56,6 +56,15 @@ static uint64_t hops = 1 << 18;
 static size_t stride;		/* 0: the backing's page size, and 4 KB */
 static uint64_t max_pages = 1 << 15;
 
+/*
+ * The TLB model's geometry (or why there is none), so that the summary
+ * can put the knees beside it (plots/benches/tlbreach.py model_reach):
+ * the runner resolves --model and prints it; no replay here, so no
+ * --model-cap.  A run names the model it chose on the host (bench/run.py),
+ * as it does the chase's: in a TCG guest auto finds none.
+ */
+static struct tlb_use tlb = TLB_USE_INIT("auto");
+
 static const struct bench_opt tlbreach_opts[] = {
 	{ .name = "hops", .arg = "N", .kind = OPT_COUNT, .dst = &hops,
 	  .help = "accesses per chain and repetition, at least one lap (256K)",
@@ -66,6 +75,9 @@ static const struct bench_opt tlbreach_opts[] = {
 	{ .name = "max-pages", .arg = "N", .kind = OPT_COUNT,
 	  .dst = &max_pages, .min = MIN_ELEMS,
 	  .help = "longest chain: sizes past N units are left out (32K)" },
+	{ .name = "model", .arg = "NAME", .kind = OPT_STR, .dst = &tlb.model,
+	  .help = "the TLB model whose geometry the summary sets beside the "
+	  "knees: " TLB_USE_HELP " (auto)" },
 	{ 0 },
 };
 
@@ -241,12 +253,6 @@ static int check(char *why, size_t n)
 	return 0;
 }
 
-/*
- * The TLB model's geometry for this CPU (or why there is none), so that
- * the summary can put the knees beside it (plots/render.py model_reach):
- * the runner resolves auto and prints it (no --model, no replay here).
- */
-static struct tlb_use tlb = TLB_USE_INIT("auto");
 
 static const struct bench tlbreach_bench = {
 	.name = "tlbreach",
