@@ -425,8 +425,10 @@ static void pin_self(int cpu)
 
 /*
  * iters iterations between two readings of the clock and of the fault
- * count, into t0, t1 and faults: the warm-up one on the last object, the
- * timed ones on object k (fresh) or 0; 0, or -1 with why
+ * count, into t0, t1 and faults: the warm-up one on the last object (for
+ * cow and read with its pages counted into file_pages, and task 0's
+ * copied for --read-copy), the timed ones on object k (fresh) or 0; 0,
+ * or -1 with why
  */
 static int timed_cycles(const struct task_arg *t, struct objs *o, int warm,
 			struct task_res *s, char *why, size_t n)
@@ -763,6 +765,7 @@ static int one_rep(const struct pt *p, int r, struct rep *out)
 					  .who = p->md == MODE_PROCESS ?
 					  RUSAGE_SELF : RUSAGE_THREAD };
 		a->r[i].cpu = cpus[i % ncpus];
+		a->r[i].file_pages = -1;	/* until the untimed iteration's */
 	}
 	if (stray_left > 0) {
 		a->stray = 1;
