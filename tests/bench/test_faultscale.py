@@ -359,6 +359,35 @@ class ReadKind(unittest.TestCase):
             self.assertEqual([t.split(":")[1] for t in m.group(6).split()],
                              ["6"] * int(m.group(4)), m.group(0))
 
+    @unittest.skipUnless(shutil.which("strace"), "needs strace (make deps)")
+    def test_the_window_maps_private_and_read_only(self):
+        # page_fault4's mapping: every mmap of the region in the read
+        # task's window (between its last two getrusage calls) is PROT_READ
+        # alone and MAP_PRIVATE of the file, one per iteration
+        with tempfile.TemporaryDirectory() as d:
+            log = os.path.join(d, "strace")
+            p = subprocess.run(
+                ["strace", "-f", "-qq", "-e", "trace=getrusage,mmap", "-o", log,
+                 os.path.join(BINDIR, "faultscale"), "--backings", "memfd",
+                 "--sizes", "4M", "--reps", "1", "--warmup", "0", "--iterations", "3",
+                 "--tasks", "1", "--mode", "process", "--kind", "read"],
+                capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr)
+            calls = {}
+            for line in open(log):
+                m = re.match(r"(\d+)\s+(getrusage|mmap)\((.*)", line)
+                if m:
+                    calls.setdefault(m.group(1), []).append(m.group(2, 3))
+        maps = []
+        for got in calls.values():
+            at = [i for i, (name, _) in enumerate(got) if name == "getrusage"]
+            if len(at) >= 2:
+                maps += [args for name, args in got[at[-2] + 1:at[-1]]
+                         if args.startswith("NULL, 4194304,")]
+        self.assertEqual(len(maps), 3, calls)
+        for args in maps:
+            self.assertRegex(args, r"^NULL, 4194304, PROT_READ, MAP_PRIVATE, \d+, 0\)")
+
     def test_a_copied_page_fails_the_row(self):
         # --read-copy 1: task 0's untimed iteration maps writable and
         # writes its first page, a private copy holding the file's bytes.
@@ -557,6 +586,24 @@ class Skips(unittest.TestCase):
                          ("faultscale", "maphugetlb", "kind=anon mode=process tasks=2"))
         self.assertIn("need %d pages of 2048 kB" % (2 * pages),
                       skip["reason"])
+
+    @unittest.skipUnless(free_2m() >= 2, "needs 2 free 2 MB huge pages; "
+                         "has %d" % free_2m())
+    def test_read_holds_its_file_and_a_reservation(self):
+        # a private mapping of a hugetlb file reserves its length at mmap,
+        # read-only or not: a read task needs two regions of the pool, so
+        # a region over half the free pages is skipped at one task
+        pages = free_2m() // 2 + 1
+        res = faultscale("memfd", "%dM" % (2 * pages), 1, 1, "--mode", "process",
+                         "--kind", "read")
+        if res.returncode and free_2m() < pages:
+            self.skipTest("the pool shrank under the test (another user)")
+        self.assertEqual(res.returncode, 0, res.describe())
+        self.assertEqual(res.rows, [])
+        (skip,) = res.meta["skip"]
+        self.assertEqual(skip["point"], "kind=read mode=process tasks=1")
+        self.assertIn("1 tasks x 2 regions of %d kB need %d pages of 2048 kB" % (
+            2 * pages * 1024, 2 * pages), skip["reason"])
 
     def test_run_py_keeps_every_skip(self):
         run = benchrun

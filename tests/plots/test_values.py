@@ -312,8 +312,8 @@ class Figures(unittest.TestCase):
         # 1800/s at N=1, 2; shm 2000/s at N=1.  Shared threads: memfd
         # 900/s at N=1; shm 2500/s at N=3, oversubscribed, in the line and
         # an open point.  Read processes: memfd 500, 950/s.  Read threads:
-        # memfd 700/s at N=2 with low overlap: an x alone, no line.  Only
-        # the first panel's lines carry titles (the key).
+        # memfd 800/s at N=1 in the line, 700/s at N=2 with low overlap an
+        # x outside it.  Only the first panel's lines carry titles (the key).
         rows = [dict(backing=b, page_kb=2048, mode=m, kind=k, tasks=n, faults_per_s=v,
                      low_overlap=low, oversubscribed=over)
                 for b, m, k, n, v, low, over in (
@@ -322,6 +322,7 @@ class Figures(unittest.TestCase):
                     ("memfd", "thread", "shared", 1, 900, 0, 0),
                     ("memfd", "process", "read", 1, 500, 0, 0),
                     ("memfd", "process", "read", 2, 950, 0, 0),
+                    ("memfd", "thread", "read", 1, 800, 0, 0),
                     ("memfd", "thread", "read", 2, 700, 1, 0),
                     ("memfd", "process", "anon", 1, 99, 0, 0),
                     ("shm", "process", "shared", 1, 2000, 0, 0),
@@ -333,7 +334,7 @@ class Figures(unittest.TestCase):
             ("memfd", [(1, 1000), (2, 1800)]), ("shm", [(1, 2000)]),
             ("", [(1, 900)]), ("", [(3, 2500)]), ("", [(3, 2500)]),
             ("", [(1, 500), (2, 950)]),
-            ("", [(2, 700)])])
+            ("", [(1, 800)]), ("", [(2, 700)])])
 
     def test_realprog(self):
         # Bars = medians of the kept runs (fallback 0, valid 1): none's
