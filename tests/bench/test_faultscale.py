@@ -645,7 +645,8 @@ class BadOptions(unittest.TestCase):
 
 class Profiles(unittest.TestCase):
     """bench/run.py: the most tasks' regions fit max_bytes (the pool) twice
-    (cow holds a file and its copies), the guest gets GUEST_CPUS vCPUs,
+    (cow holds a file and its copies, read a file and its mapping's
+    reservation), the guest gets GUEST_CPUS vCPUs,
     quick natively gives each task half of 1 GB over the CPUs."""
 
     def setUp(self):
