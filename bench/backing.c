@@ -309,13 +309,18 @@ static int hugetlbfs_prepare(struct mapping *m, char *why, size_t n)
 	return ftruncate(m->fd, m->len) ? fail(why, n, m, "ftruncate") : 0;
 }
 
-/* a file's mapping: share (the backing's way) unless the flags choose */
+/*
+ * a file's mapping: share (the backing's way) unless the flags choose,
+ * read-write unless they say MAP_F_READONLY
+ */
 static int file_attach(struct mapping *m, int pop, int share, char *why,
 		       size_t n)
 {
+	int prot = m->flags & MAP_F_READONLY ? PROT_READ : RW;
+
 	if (m->flags & (MAP_F_PRIVATE | MAP_F_SHARED))
 		share = m->flags & MAP_F_PRIVATE ? MAP_PRIVATE : MAP_SHARED;
-	return mapped(m, mmap(NULL, m->len, RW, share | pop, m->fd, 0),
+	return mapped(m, mmap(NULL, m->len, prot, share | pop, m->fd, 0),
 		      why, n);
 }
 

@@ -83,6 +83,8 @@ struct mapping {
  */
 #define MAP_F_PRIVATE 4
 #define MAP_F_SHARED 8
+/* OBJ_FILE: map PROT_READ alone (faultscale's read kind); else read-write */
+#define MAP_F_READONLY 16
 
 extern const struct backing backings[];
 extern const int nbackings;

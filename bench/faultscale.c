@@ -2,7 +2,8 @@
 /*
  * faultscale.c - fault scalability, will-it-scale style: N tasks, as
  * processes or as threads, each in a loop of map its own region, write one
- * byte to every 4 KB base page, unmap; faults per second against N.
+ * byte to every 4 KB base page (read one, in kind read), unmap; faults per
+ * second against N.
  *
  * The kinds (column kind), will-it-scale's page_fault tests where one
  * applies to the backing:
@@ -14,15 +15,27 @@
  *   shared  page_fault3: the task's object (hugetlbfs, memfd, shm) kept
  *           across iterations and filled before the window: each fault
  *           maps a page already in it.
+ *   read    page_fault4: MAP_PRIVATE, PROT_READ of the task's file
+ *           (hugetlbfs, memfd), filled before the window, each 4 KB base
+ *           page read: each fault maps the file's page, copying nothing
+ *           (its untimed iteration checks that in /proc/self/pagemap, and
+ *           every iteration that it read the file's bytes).  A private
+ *           mapping of a hugetlb file reserves its length in the pool at
+ *           mmap, read-only or not, and munmap gives the reservation back:
+ *           both are in the window, as for cow.  Not shm (a SysV segment
+ *           has no private mapping: a read-only attachment is shared's
+ *           path) nor devhugetlb (each mmap is a new empty file, so a read
+ *           fault of its private mapping takes a new cleared page, as anon).
  *   fresh   a new object per iteration (hugetlbfs, memfd, shm): each fault
  *           adds a new cleared page to it.  All of a repetition's objects
  *           are made before the window and destroyed after it, so their
  *           pages are freed after it too (anon frees its pages at munmap,
  *           in the window), and a task holds `iterations` regions of the
  *           pool at once.
- * In every kind the timed window holds only mmap (shmat), the writes and
- * munmap (shmdt): no file is created, opened, sized or closed in it, and
- * no /proc file is read.  A segment is marked for removal at its first
+ * In every kind the timed window holds only mmap (shmat), the writes (the
+ * reads) and munmap (shmdt): no file is created, opened, sized or closed
+ * in it, and no /proc file is read (pagemap is read in the untimed
+ * iteration).  A segment is marked for removal at its first
  * attach and an untouched attachment of it is held until the objects are
  * destroyed, so none outlives the process.
  *
@@ -58,6 +71,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -80,6 +94,7 @@
 #define GOOD_FAULTS 1000	/* per task and repetition, or short_window */
 #define THP_BYTES (2UL << 20)
 #define THP_EXTRA 511		/* more faults of a 2 MB range in 4 KB pages */
+#define FILL 0x5a		/* cow, shared, read: each base page's first byte */
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()
@@ -91,14 +106,14 @@
 
 enum { MODE_PROCESS, MODE_THREAD, MODE_BOTH };
 static const char *const mode_names[] = { "process", "thread", "both", NULL };
-enum { KIND_ANON, KIND_FRESH, KIND_COW, KIND_SHARED, NKINDS };
+enum { KIND_ANON, KIND_FRESH, KIND_COW, KIND_SHARED, KIND_READ, NKINDS };
 static const char *const kind_names[] = { "anon", "fresh", "cow", "shared",
-					  NULL };
+					  "read", NULL };
 
 static int mode_opt = MODE_BOTH;
 static const char *tasks_arg;
 /* --kind; by default every kind, each where it applies (said in full) */
-static const char all_kinds[] = "anon,fresh,cow,shared";
+static const char all_kinds[] = "anon,fresh,cow,shared,read";
 static const char *kinds_arg = all_kinds;
 static int kind_on[NKINDS];
 static int iter_opt;		/* --iterations; 0: enough for min_faults */
@@ -106,6 +121,7 @@ static int min_faults = 1000;
 static int oversubscribe;
 static int stray_left;		/* --stray: repetitions left to add one to */
 static int fallback_left;	/* --thp-fallback: the same for a fallback */
+static int copy_left;		/* --read-copy: the same for a copied page */
 
 static int counts[MAX_COUNTS];	/* the task counts, ascending */
 static int ncounts;
@@ -118,6 +134,7 @@ struct task_res {
 	long faults;
 	long fallbacks;		/* thp: 2 MB ranges faulted in 4 KB pages */
 	long sleeps;		/* voluntary context switches at the barrier */
+	long file_pages;	/* read, cow: its untimed mapping's file pages */
 	int cpu;
 	int failed;
 	char why[256];
@@ -129,6 +146,7 @@ struct rep_area {
 	int abort;		/* a task died or never started: leave it */
 	int stray;		/* task 0 adds a fault outside its region */
 	int fallback;		/* task 0 makes its first 2 MB fall back */
+	int copy;		/* read: task 0 copies its first page, untimed */
 	struct task_res r[MAX_TASKS];
 };
 
@@ -195,35 +213,53 @@ static int kind_applies(const struct backing *b, int kind, char *why,
 	int obj = b->ops->object;
 
 	if (kind == KIND_ANON ? obj == OBJ_NONE :
-	    kind == KIND_COW ? obj == OBJ_FILE : obj != OBJ_NONE)
+	    kind == KIND_COW || kind == KIND_READ ? obj == OBJ_FILE :
+	    obj != OBJ_NONE)
 		return 1;
 	if (kind == KIND_ANON)
 		snprintf(why, n, "anon is for backings whose pages go at "
 			 "munmap (devzero, thp, maphugetlb, devhugetlb)");
 	else if (kind == KIND_COW)
 		snprintf(why, n, "cow needs a file backing (hugetlbfs, memfd)");
+	else if (kind == KIND_READ)
+		snprintf(why, n, "read needs a file with pages in it to map "
+			 "privately (hugetlbfs, memfd): a segment has no private "
+			 "mapping, and a private mapping of a device or of "
+			 "nothing has no file pages to read");
 	else
 		snprintf(why, n, "%s needs an object that outlives the mapping "
 			 "(hugetlbfs, memfd, shm)", kind_names[kind]);
 	return 0;
 }
 
-/* cow maps a file privately, every other kind shares the object */
+/*
+ * cow and read map a file privately (read with PROT_READ alone), every
+ * other kind shares the object
+ */
 static int kind_flags(const struct task_arg *t)
 {
-	return (t->kind == KIND_COW ? MAP_F_PRIVATE : MAP_F_SHARED) |
+	return (t->kind == KIND_COW ? MAP_F_PRIVATE :
+		t->kind == KIND_READ ? MAP_F_PRIVATE | MAP_F_READONLY :
+		MAP_F_SHARED) |
 	       (t->b->ops->object == OBJ_SEGMENT ? MAP_F_KEEP : 0);
+}
+
+static int is_filled(int kind)
+{
+	return kind == KIND_COW || kind == KIND_SHARED || kind == KIND_READ;
 }
 
 /*
  * Object k of a task: prepared, a segment held by an untouched
- * attachment, and for cow and shared its pages filled (through a shared
- * mapping, populated, then unmapped); 0, or -1 with why.
+ * attachment, and for cow, shared and read its pages filled (through a
+ * shared mapping, populated, FILL written to each base page, then
+ * unmapped); 0, or -1 with why.
  */
 static int make_obj(const struct task_arg *t, struct objs *o, int k,
 		    char *why, size_t n)
 {
 	struct mapping *m = &o->m[k], fill;
+	size_t i;
 
 	if (backing_prepare(t->b, t->size, m, why, n))
 		return -1;
@@ -234,12 +270,14 @@ static int make_obj(const struct task_arg *t, struct objs *o, int k,
 		if (backing_attach(&o->hold[k], 0, why, n))
 			return -1;
 	}
-	if (t->kind != KIND_COW && t->kind != KIND_SHARED)
+	if (!is_filled(t->kind))
 		return 0;
 	fill = *m;
 	if (backing_attach(&fill, MAP_F_POPULATE | MAP_F_KEEP | MAP_F_SHARED,
 			   why, n))
 		return -1;
+	for (i = 0; i < fill.len; i += PAGE)
+		fill.addr[i] = FILL;
 	backing_detach(&fill);
 	return 0;
 }
@@ -285,19 +323,81 @@ static void drop_objs(struct objs *o)
 	o->m = NULL;
 }
 
-/* one iteration: map, write a byte to every base page, unmap */
-static int cycle(const struct task_arg *t, struct mapping *m, int fallback,
-		 char *why, size_t n)
+/*
+ * How many of m's pages (of the backing's size) map a page of a file, not
+ * an anonymous one: /proc/self/pagemap's bit 61 (PM_FILE, "file page or
+ * shared anon"), which needs no privilege; a page not present (bit 63
+ * clear) is an error.  The count, or -1 with why.
+ */
+static long file_pages(const struct mapping *m, char *why, size_t n)
 {
+	size_t pg = m->b->page_kb * 1024, off;
+	long base = sysconf(_SC_PAGESIZE), count = 0;
+	unsigned long long e;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0) {
+		snprintf(why, n, "open /proc/self/pagemap: %s", strerror(errno));
+		return -1;
+	}
+	for (off = 0; off < m->len; off += pg) {
+		if (pread(fd, &e, sizeof(e), (off_t)((unsigned long)(m->addr +
+			  off) / base * sizeof(e))) != (ssize_t)sizeof(e)) {
+			snprintf(why, n, "read /proc/self/pagemap: %s",
+				 strerror(errno));
+			count = -1;
+			break;
+		}
+		if (!(e >> 63 & 1)) {
+			snprintf(why, n, "page %zu of the region not present "
+				 "after the touch (pagemap)", off / pg);
+			count = -1;
+			break;
+		}
+		count += e >> 61 & 1;
+	}
+	close(fd);
+	return count;
+}
+
+/*
+ * One iteration: map, write a byte to every base page (read: read it, and
+ * check that it is the file's FILL), unmap.  s (the untimed iteration of
+ * cow and read): how many of the mapping's pages are the file's, into
+ * s->file_pages before the unmap.  copy (--read-copy): read's mapping
+ * made writable and its first byte written, so that page is a private
+ * copy holding the file's bytes.  0, or -1 with why.
+ */
+static int cycle(const struct task_arg *t, struct mapping *m, int fallback,
+		 struct task_res *s, int copy, char *why, size_t n)
+{
+	long sum = 0;
 	size_t i;
 
-	if (backing_attach(m, kind_flags(t), why, n))
+	if (backing_attach(m, kind_flags(t) & ~(copy ? MAP_F_READONLY : 0),
+			   why, n))
 		return -1;
 	if (fallback)	/* --thp-fallback: this range in 4 KB pages */
 		madvise(m->addr, THP_BYTES, MADV_NOHUGEPAGE);
-	for (i = 0; i < m->len; i += PAGE)
-		((volatile char *)m->addr)[i] = 1;
+	if (copy)
+		m->addr[0] = FILL;
+	if (t->kind == KIND_READ)
+		for (i = 0; i < m->len; i += PAGE)
+			sum += ((volatile char *)m->addr)[i];
+	else
+		for (i = 0; i < m->len; i += PAGE)
+			((volatile char *)m->addr)[i] = 1;
+	if (s && (s->file_pages = file_pages(m, why, n)) < 0) {
+		backing_detach(m);
+		return -1;
+	}
 	backing_detach(m);
+	if (t->kind == KIND_READ && sum != (long)FILL * (long)(m->len / PAGE)) {
+		snprintf(why, n, "read faults gave bytes summing to %ld, not "
+			 "the file's %d in each of its %zu base pages", sum,
+			 FILL, m->len / PAGE);
+		return -1;
+	}
 	return 0;
 }
 
@@ -325,14 +425,17 @@ static void pin_self(int cpu)
 
 /*
  * iters iterations between two readings of the clock and of the fault
- * count, into t0, t1 and faults: the warm-up one on the last object, the
- * timed ones on object k (fresh) or 0; 0, or -1 with why
+ * count, into t0, t1 and faults: the warm-up one on the last object (for
+ * cow and read with its pages counted into file_pages, and task 0's
+ * copied for --read-copy), the timed ones on object k (fresh) or 0; 0,
+ * or -1 with why
  */
 static int timed_cycles(const struct task_arg *t, struct objs *o, int warm,
 			struct task_res *s, char *why, size_t n)
 {
 	int iters = warm ? 1 : t->iters, k, err = 0;
 	int hooks = !warm && t->i == 0;
+	int private = t->kind == KIND_COW || t->kind == KIND_READ;
 	long f0;
 
 	f0 = faults_of(t->who);
@@ -342,7 +445,9 @@ static int timed_cycles(const struct task_arg *t, struct objs *o, int warm,
 	for (k = 0; k < iters && !err; k++)
 		err = cycle(t, &o->m[warm ? o->n - 1 :
 				     t->kind == KIND_FRESH ? k : 0],
-			    hooks && k == 0 && t->a->fallback, why, n);
+			    hooks && k == 0 && t->a->fallback,
+			    warm && private ? s : NULL,
+			    warm && t->i == 0 && t->a->copy, why, n);
 	s->t1 = now_ns();
 	s->faults = faults_of(t->who) - f0;
 	return err;
@@ -497,7 +602,9 @@ struct rep {
 /*
  * checks each task's faults against pages x iterations: 0; 1 when one
  * counted more that is no thp fallback (stray faults: take the repetition
- * again); -1 on fewer or a failed task (error emitted)
+ * again); -1 on fewer, a failed task, or (cow, read) an untimed mapping
+ * whose pages were not what the kind says: read's all the file's own, no
+ * copy taken; cow's none, each a copy (error emitted)
  */
 static int check_tasks(const struct bench_ctx *x, const struct task_arg *t,
 		       struct rep_area *a, long pages)
@@ -533,6 +640,20 @@ static int check_tasks(const struct bench_ctx *x, const struct task_arg *t,
 				   "%lu kB = %ld", x->b->name,
 				   kind_names[t->kind], md, t->n, i, r->faults,
 				   t->iters, pages, x->page_kb, want);
+			return -1;
+		}
+		if ((t->kind == KIND_READ && r->file_pages != pages) ||
+		    (t->kind == KIND_COW && r->file_pages != 0)) {
+			emit_error("%s %s %s, %d tasks: task %d: %ld of the %ld "
+				   "pages of its private mapping were the file's "
+				   "own after the %s (pagemap PM_FILE), not %ld: "
+				   "%s", x->b->name, kind_names[t->kind], md,
+				   t->n, i, r->file_pages, pages,
+				   t->kind == KIND_READ ? "reads" : "writes",
+				   t->kind == KIND_READ ? pages : 0,
+				   t->kind == KIND_READ ?
+				   "a read fault took a page of its own" :
+				   "a write fault left the file's page mapped");
 			return -1;
 		}
 	}
@@ -601,6 +722,26 @@ static void print_windows(const struct pt *p, int r, const struct rep_area *a)
 }
 
 /*
+ * --verbose, cow and read: how many pages of each task's untimed private
+ * mapping were the file's own after its writes (cow: 0, each a copy) or
+ * its reads (read: all, none copied), from /proc/self/pagemap
+ */
+static void print_pagemap(const struct pt *p, int r, const struct rep_area *a)
+{
+	char buf[MAX_TASKS * 24];
+	size_t o = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < p->n && o < sizeof(buf); i++)
+		o += snprintf(buf + o, sizeof(buf) - o, " %ld",
+			      a->r[i].file_pages);
+	progress("pagemap %s kind=%s mode=%s tasks=%d rep %d: file pages of "
+		 "%ld per task:%s", p->x->b->name, kind_names[p->kind],
+		 mode_names[p->md], p->n, r, p->pages, buf);
+}
+
+/*
  * one repetition of point p (r: its number, negative for a warm-up); 0,
  * 1 (stray faults), or -1 (error emitted)
  */
@@ -624,6 +765,7 @@ static int one_rep(const struct pt *p, int r, struct rep *out)
 					  .who = p->md == MODE_PROCESS ?
 					  RUSAGE_SELF : RUSAGE_THREAD };
 		a->r[i].cpu = cpus[i % ncpus];
+		a->r[i].file_pages = -1;	/* until the untimed iteration's */
 	}
 	if (stray_left > 0) {
 		a->stray = 1;
@@ -633,6 +775,10 @@ static int one_rep(const struct pt *p, int r, struct rep *out)
 		a->fallback = 1;
 		fallback_left--;
 	}
+	if (copy_left > 0 && p->kind == KIND_READ) {
+		a->copy = 1;
+		copy_left--;
+	}
 	rc = p->md == MODE_PROCESS ? run_processes(t, p->n) :
 				     run_threads(t, p->n);
 	if (!rc)
@@ -641,6 +787,9 @@ static int one_rep(const struct pt *p, int r, struct rep *out)
 		summarise(a, p->n, out);
 	if (!rc && r >= 0 && p->x->o->verbose)
 		print_windows(p, r, a);
+	if (!rc && r >= 0 && p->x->o->verbose &&
+	    (p->kind == KIND_READ || p->kind == KIND_COW))
+		print_pagemap(p, r, a);
 	munmap(a, sizeof(*a));
 	return rc;
 }
@@ -661,12 +810,14 @@ static long avail_kb(const struct backing *b)
 
 /*
  * regions a task of p holds at once: fresh its iterations' objects, cow
- * its file and its private copies, else one
+ * its file and its private copies, read its file and what its private
+ * mapping reserves at mmap (the pool reserves a private mapping's length,
+ * whether it is written or not), else one
  */
 static int regions(const struct pt *p)
 {
 	return p->kind == KIND_FRESH ? p->iters :
-	       p->kind == KIND_COW ? 2 : 1;
+	       p->kind == KIND_COW || p->kind == KIND_READ ? 2 : 1;
 }
 
 /* whether p's regions fit at once; 0, or -1 with why */
@@ -932,7 +1083,7 @@ static int parse_kinds(char *why, size_t n)
 			;
 		if (k == NKINDS) {
 			snprintf(why, n, "--kind: '%s' is not a kind (a comma "
-				 "list of anon, fresh, cow, shared)", t);
+				 "list of anon, fresh, cow, shared, read)", t);
 			free(copy);
 			return -1;
 		}
@@ -958,7 +1109,7 @@ static void start(struct counters *c)
 	       "\"getrusage minflt+majflt: RUSAGE_SELF in each process, "
 	       "RUSAGE_THREAD in each thread\", \"window\": \"first task's "
 	       "start to last task's end; in it only mmap (shmat), the "
-	       "writes and munmap (shmdt)\", \"barrier\": \"spinning: the "
+	       "writes (read: the reads) and munmap (shmdt)\", \"barrier\": \"spinning: the "
 	       "last task to arrive releases all; barrier_sleeps counts "
 	       "voluntary context switches there\", \"min_faults\": %d, "
 	       "\"min_overlap\": %.2f}\n", cl, ncpus, min_faults, MIN_OVERLAP);
@@ -972,8 +1123,9 @@ static const struct bench_opt faultscale_opts[] = {
 	  .choices = mode_names,
 	  .help = "process, thread or both (both)" },
 	{ .name = "kind", .arg = "LIST", .kind = OPT_STR, .dst = &kinds_arg,
-	  .help = "anon, fresh, cow, shared (will-it-scale's page_fault1, -, "
-	  "2, 3; default every kind that applies to the backing)" },
+	  .help = "anon, fresh, cow, shared, read (will-it-scale's "
+	  "page_fault1, -, 2, 3, 4; default every kind that applies to the "
+	  "backing)" },
 	{ .name = "iterations", .arg = "N", .kind = OPT_INT,
 	  .dst = &iter_opt, .min = 0,
 	  .help = "timed map-touch-unmap iterations per task and repetition "
@@ -992,6 +1144,11 @@ static const struct bench_opt faultscale_opts[] = {
 	  .dst = &fallback_left, .min = 0,
 	  .help = "thp: fault the first 2 MB of task 0 in 4 KB pages in the "
 	  "first N repetitions (a test of the fallback count; 0)" },
+	{ .name = "read-copy", .arg = "N", .kind = OPT_INT, .dst = &copy_left,
+	  .min = 0,
+	  .help = "read: task 0 maps its untimed iteration writable and "
+	  "writes its first page, a private copy, in the first N repetitions "
+	  "(a test of the pagemap check; 0)" },
 	{ 0 },
 };
 

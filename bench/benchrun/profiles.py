@@ -212,7 +212,8 @@ FAULTSCALE_MAX_COUNTS, FAULTSCALE_MAX_TASKS = 32, 256
 
 # faultscale's region per task and its own options, per profile; the
 # region shrinks so that the most tasks fit max_bytes (the pool) at once,
-# twice over (a cow task holds its file and its copies).  --min-faults:
+# twice over (a cow task holds its file and its copies, a read task its
+# file and what its private mapping reserves).  --min-faults:
 # iterations enough for that many faults per task and repetition; under
 # TCG the quick profile takes fewer than the 1000 a row needs not to be
 # marked short_window (each 2 MB fault costs milliseconds there).

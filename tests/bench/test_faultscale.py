@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """faultscale: each task's fault count is pages x iterations (4 KB and
-2 MB pages) in every kind (will-it-scale's page_fault1, 2 and 3), processes
+2 MB pages) in every kind (will-it-scale's page_fault1, 2, 3 and 4), processes
 and threads both run, N tasks start together from a spinning barrier, each
 on the CPU it was given, no object is made or destroyed in the timed
 window, windows reach --min-faults, a THP fallback is said as such, task
 counts a pool cannot hold are skipped and said so, bad options are refused
-by name, and bench/run.py gives the guest the vCPUs and the pool the
-regions it needs."""
+by name, a read fault of a private file mapping maps the file's page and
+takes none of its own (pagemap in the binary, the pool's free count here),
+and bench/run.py gives the guest the vCPUs and the pool the regions it
+needs."""
 import os
 import re
 import shutil
@@ -67,8 +69,8 @@ def expected_faults(r):
 POOL_HINT = ("raise the pool: echo 64 | flock /run/lock/hugetlb-helpers.lock "
              "tee /proc/sys/vm/nr_hugepages")
 KINDS = {"devzero": ["anon"], "thp": ["anon"], "maphugetlb": ["anon"],
-         "hugetlbfs": ["fresh", "cow", "shared"],
-         "memfd": ["fresh", "cow", "shared"], "shm": ["fresh", "shared"]}
+         "hugetlbfs": ["fresh", "cow", "shared", "read"],
+         "memfd": ["fresh", "cow", "shared", "read"], "shm": ["fresh", "shared"]}
 # what a task may call between its two fault-count readings (getrusage):
 # the mapping calls, nothing that makes, sizes, opens or destroys an object
 WINDOW_CALLS = {"getrusage", "mmap", "munmap", "madvise", "shmat", "shmdt"}
@@ -252,8 +254,8 @@ class Barrier(unittest.TestCase):
 
 class Kinds(unittest.TestCase):
     """will-it-scale's page_fault1 (anon), 2 (cow: a private mapping of a
-    filled file) and 3 (shared: the task's object kept across iterations),
-    plus fresh (a new object per iteration, made before the window): each
+    filled file), 3 (shared: the task's object kept across iterations) and
+    4 (read: a private read-only mapping of a filled file), plus fresh (a new object per iteration, made before the window): each
     backing runs the kinds that apply to it, and every task counts exactly
     pages x iterations faults in each."""
 
@@ -287,6 +289,152 @@ class Kinds(unittest.TestCase):
         (skip,) = res.meta["skip"]
         self.assertEqual(skip["point"], "kind=cow")
         self.assertIn("cow needs a file backing", skip["reason"])
+
+    def test_read_is_for_files(self):
+        # asked for by name on backings with no file to map privately:
+        # devzero (nothing behind it), shm (a segment has no private
+        # mapping), devhugetlb (a new empty file each mmap; skipped or
+        # absent on a kernel without the device, but never measured)
+        res = faultscale("devzero,shm,devhugetlb", "2M", 1, 1, "--mode", "thread",
+                         "--kind", "read")
+        self.assertEqual(res.returncode, 0, res.describe())
+        self.assertEqual(res.rows, [])
+        for skip in res.meta["skip"]:
+            self.assertEqual(skip["point"], "kind=read", skip)
+            self.assertIn("read needs a file with pages in it to map privately",
+                          skip["reason"])
+        self.assertIn("devzero", [s["backing"] for s in res.meta["skip"]])
+
+
+PAGEMAP = re.compile(r"^# faultscale: pagemap (\S+) kind=(\S+) mode=(\S+) tasks=(\d+) "
+                     r"rep (\d+): file pages of (\d+) per task:((?: -?\d+)+)$", re.M)
+
+
+class ReadKind(unittest.TestCase):
+    """page_fault4 (kind read): each task maps its filled file MAP_PRIVATE
+    and PROT_READ, reads a byte of every base page and unmaps.  Its oracle
+    is the one faultscale already uses, each task's exact fault count
+    (pages x iterations).  A read fault that took a page of its own (a
+    copy, or a new cleared page) counts the same, so the binary checks the
+    pages too: in its untimed iteration, /proc/self/pagemap's PM_FILE bit
+    of every page before the unmap (read: all the file's own; cow, for
+    contrast: none, each a copy), and in every iteration that the bytes
+    read are the file's.  The pool's free count, read here around a
+    mapping of our own, says the same without pagemap."""
+
+    def setUp(self):
+        if free_2m() < 16:
+            self.skipTest("needs 16 free 2 MB huge pages, has %d: %s" % (free_2m(), POOL_HINT))
+
+    def test_counts_pages_and_windows(self):
+        res = faultscale("hugetlbfs,memfd", "4M", 2, "1,2", "--oversubscribe",
+                         "--kind", "read,cow", "--verbose", iterations=3)
+        if res.returncode and free_2m() < 16:
+            self.skipTest("the pool shrank under the test (another user)")
+        self.assertEqual(res.returncode, 0, res.describe())
+        self.assertEqual(sorted((r["backing"], r["kind"], r["mode"], r["tasks"])
+                                for r in res.rows),
+                         sorted((b, k, m, n) for b in ("hugetlbfs", "memfd")
+                                for k in ("read", "cow") for m in ("process", "thread")
+                                for n in ("1", "2")), res.describe())
+        for r in res.rows:
+            # 4 MB of 2 MB pages, 3 iterations: 6 faults a task, exactly
+            self.assertEqual(int(r["faults_per_task"]), 6, r)
+            self.assertEqual(int(r["faults"]), 6 * int(r["tasks"]), r)
+        # pagemap, every timed repetition of every row: read's 2 pages the
+        # file's own in each task, cow's none
+        seen = {}
+        for m in PAGEMAP.finditer(res.stdout):
+            b, k, mode, n, rep, pages, got = m.groups()
+            self.assertEqual(pages, "2", m.group(0))
+            self.assertEqual(got.split(), [("2" if k == "read" else "0")] * int(n),
+                             m.group(0))
+            seen.setdefault((b, k, mode, n), set()).add(rep)
+        self.assertEqual(seen, {(r["backing"], r["kind"], r["mode"], r["tasks"]): {"0", "1"}
+                                for r in res.rows}, res.stdout)
+        # the verbose windows: each read task's own 6 faults
+        wins = [m for m in RowArithmetic.WIN.finditer(res.stdout) if m.group(2) == "read"]
+        self.assertEqual(len(wins), 2 * len([r for r in res.rows if r["kind"] == "read"]))
+        for m in wins:
+            self.assertEqual([t.split(":")[1] for t in m.group(6).split()],
+                             ["6"] * int(m.group(4)), m.group(0))
+
+    @unittest.skipUnless(shutil.which("strace"), "needs strace (make deps)")
+    def test_the_window_maps_private_and_read_only(self):
+        # page_fault4's mapping: every mmap of the region in the read
+        # task's window (between its last two getrusage calls) is PROT_READ
+        # alone and MAP_PRIVATE of the file, one per iteration
+        with tempfile.TemporaryDirectory() as d:
+            log = os.path.join(d, "strace")
+            p = subprocess.run(
+                ["strace", "-f", "-qq", "-e", "trace=getrusage,mmap", "-o", log,
+                 os.path.join(BINDIR, "faultscale"), "--backings", "memfd",
+                 "--sizes", "4M", "--reps", "1", "--warmup", "0", "--iterations", "3",
+                 "--tasks", "1", "--mode", "process", "--kind", "read"],
+                capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr)
+            calls = {}
+            with open(log) as f:
+                for line in f:
+                    m = re.match(r"(\d+)\s+(getrusage|mmap)\((.*)", line)
+                    if m:
+                        calls.setdefault(m.group(1), []).append(m.group(2, 3))
+        maps = []
+        for got in calls.values():
+            at = [i for i, (name, _) in enumerate(got) if name == "getrusage"]
+            if len(at) >= 2:
+                maps += [args for name, args in got[at[-2] + 1:at[-1]]
+                         if args.startswith("NULL, 4194304,")]
+        self.assertEqual(len(maps), 3, calls)
+        for args in maps:
+            self.assertRegex(args, r"^NULL, 4194304, PROT_READ, MAP_PRIVATE, \d+, 0\)")
+
+    def test_a_copied_page_fails_the_row(self):
+        # --read-copy 1: task 0's untimed iteration maps writable and
+        # writes its first page, a private copy holding the file's bytes.
+        # The timed faults are as many as ever, and the bytes read the
+        # same: only the pages themselves tell, and the row fails
+        res = faultscale("memfd", "4M", 1, 1, "--mode", "process", "--kind", "read",
+                         "--read-copy", "1", iterations=2)
+        self.assertNotEqual(res.returncode, 0, res.describe())
+        self.assertEqual(res.rows, [])
+        self.assertIn("task 0: 1 of the 2 pages of its private mapping were the file's own "
+                      "after the reads (pagemap PM_FILE), not 2: a read fault took a page of "
+                      "its own", " ".join(res.errors))
+
+    def test_the_pool_keeps_its_free_pages(self):
+        # a memfd of 2 pages, filled through a shared mapping: a private
+        # read-only mapping of it reserves 2 pages at mmap, and reading
+        # both takes no free page; writing a private writable one takes
+        # one per page written (the copy), from that reservation
+        import mmap
+        size = 2 * 2 * MB
+        fd = os.memfd_create("pf4", os.MFD_HUGETLB)
+        try:
+            os.ftruncate(fd, size)
+            with mmap.mmap(fd, size, flags=mmap.MAP_SHARED) as sh:
+                for off in (0, 2 * MB):
+                    sh[off] = 0x5A
+            free0, resv0 = pool("free_hugepages"), pool("resv_hugepages")
+            with mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ) as ro:
+                resv1 = pool("resv_hugepages")
+                got = [ro[0], ro[2 * MB]]
+                free1 = pool("free_hugepages")
+            with mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE) as rw:
+                rw[0] = 1
+                free2 = pool("free_hugepages")
+                self.assertEqual(rw[2 * MB], 0x5A)
+            # both unmapped, the file still open: the pool as it was
+            after = (pool("free_hugepages"), pool("resv_hugepages"))
+        finally:
+            os.close(fd)
+        if after != (free0, resv0):
+            self.skipTest("the pool changed under the test (another user): "
+                          "%s, not %s" % (after, (free0, resv0)))
+        self.assertEqual(got, [0x5A, 0x5A])
+        self.assertEqual(resv1, resv0 + 2)
+        self.assertEqual(free1, free0, "a read fault took a page of the pool")
+        self.assertEqual(free2, free0 - 1, "a write fault did not copy its page")
 
 
 class Windows(unittest.TestCase):
@@ -443,6 +591,24 @@ class Skips(unittest.TestCase):
         self.assertIn("need %d pages of 2048 kB" % (2 * pages),
                       skip["reason"])
 
+    @unittest.skipUnless(free_2m() >= 2, "needs 2 free 2 MB huge pages; "
+                         "has %d" % free_2m())
+    def test_read_holds_its_file_and_a_reservation(self):
+        # a private mapping of a hugetlb file reserves its length at mmap,
+        # read-only or not: a read task needs two regions of the pool, so
+        # a region over half the free pages is skipped at one task
+        pages = free_2m() // 2 + 1
+        res = faultscale("memfd", "%dM" % (2 * pages), 1, 1, "--mode", "process",
+                         "--kind", "read")
+        if res.returncode and free_2m() < pages:
+            self.skipTest("the pool shrank under the test (another user)")
+        self.assertEqual(res.returncode, 0, res.describe())
+        self.assertEqual(res.rows, [])
+        (skip,) = res.meta["skip"]
+        self.assertEqual(skip["point"], "kind=read mode=process tasks=1")
+        self.assertIn("1 tasks x 2 regions of %d kB need %d pages of 2048 kB" % (
+            2 * pages * 1024, 2 * pages), skip["reason"])
+
     def test_run_py_keeps_every_skip(self):
         run = benchrun
         with tempfile.TemporaryDirectory() as d:
@@ -483,7 +649,8 @@ class BadOptions(unittest.TestCase):
 
 class Profiles(unittest.TestCase):
     """bench/run.py: the most tasks' regions fit max_bytes (the pool) twice
-    (cow holds a file and its copies), the guest gets GUEST_CPUS vCPUs,
+    (cow holds a file and its copies, read a file and its mapping's
+    reservation), the guest gets GUEST_CPUS vCPUs,
     quick natively gives each task half of 1 GB over the CPUs."""
 
     def setUp(self):

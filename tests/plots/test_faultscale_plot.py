@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The faultscale figure and summary section (plots/faultscale.gp,
-plots/render.py), on a copy of the TCG fixture with a faultscale.csv
+"""The faultscale figures and summary sections (plots/faultscale.gp,
+plots/faultscale-mapped.gp, plots/render.py), on a copy of the TCG fixture with a faultscale.csv
 written here.  The contract is tests/fixture/contract.json plus the
 faultscale benchmark's entry, pinned below like the fixture's.  Run by
 tests/plots/test_plots.py (make test-plots)."""
@@ -24,9 +24,13 @@ COLUMNS = ["backing", "page_kb", "mode", "tasks", "faults_per_s",
 BENCH = {"name": "faultscale", "binary": "faultscale", "columns": COLUMNS,
          "key": ["backing", "kind", "mode", "tasks", "region_bytes"],
          "metric": "faults_per_s", "lower_is_better": False, "options": []}
-BACKINGS = {"devzero": 4, "thp": 2048, "devhugetlb": 2048, "shm": 2048}
+BACKINGS = {"devzero": 4, "thp": 2048, "devhugetlb": 2048, "shm": 2048, "memfd": 2048}
 KINDS = {"devzero": ["anon"], "thp": ["anon"], "devhugetlb": ["anon"],
-         "shm": ["fresh", "shared"]}
+         "shm": ["fresh", "shared"], "memfd": ["cow", "shared", "read"]}
+# the backings each figure draws: faultscale the kinds that take new
+# pages (anon, fresh), faultscale-mapped shared and read
+NEW = {"devzero", "thp", "devhugetlb", "shm"}
+MAPPED = {"shm", "memfd"}
 TCG_SMP = "multi-threaded TCG: one host thread per vCPU (2 vCPUs) on 2 host cores"
 
 
@@ -78,7 +82,7 @@ class FaultscaleFigure(unittest.TestCase):
         rc, out, err = self.render()
         self.assertEqual((rc, err), (0, ""))
         svg = os.path.join(self.run, "faultscale.svg")
-        self.assertLessEqual(set(BACKINGS), series_titles(svg))
+        self.assertEqual(NEW, series_titles(svg) & set(BACKINGS))
         text = svg_text(svg)
         self.assertIn(TCG_SMP, text)
         self.assertIn("TCG: emulated timing, not hardware", text)
@@ -87,6 +91,20 @@ class FaultscaleFigure(unittest.TestCase):
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
         with open(os.path.join(self.run, "index.html")) as f:
             self.assertIn('src="faultscale.svg"', f.read())
+
+    def test_mapped_figure_draws_shared_and_read(self):
+        """faultscale-mapped: a series per backing with shared or read
+        rows (memfd's cow is in neither figure), the TCG note, index.html"""
+        rc, out, err = self.render()
+        self.assertEqual((rc, err), (0, ""))
+        svg = os.path.join(self.run, "faultscale-mapped.svg")
+        self.assertEqual(MAPPED, series_titles(svg) & set(BACKINGS))
+        text = svg_text(svg)
+        self.assertIn(TCG_SMP, text)
+        self.assertIn("shared (page_fault3) and read (page_fault4)", text)
+        self.assertIn("kinds shared (top) and read (bottom)", text)
+        with open(os.path.join(self.run, "index.html")) as f:
+            self.assertIn('src="faultscale-mapped.svg"', f.read())
 
     def test_summary_section(self):
         rc, out, err = self.render()
@@ -104,24 +122,34 @@ class FaultscaleFigure(unittest.TestCase):
         line = next(l for l in out.splitlines()
                     if l.split()[:3] == ["shm", "shared", "thread"])
         self.assertEqual(line.split()[5], "64.0/s~", line)
-        self.assertIn("page_fault1, 2, 3", out)
+        self.assertIn("page_fault1, 2, 3, 4", out)
+        # memfd's three kinds each have a line in the table, cow among them
+        lines = out.splitlines()
+        i = next(n for n, l in enumerate(lines)
+                 if l.startswith("Fault scalability: faults per second against tasks"))
+        self.assertEqual([l.split()[1:3] for l in lines[i:] if l.split()[:1] == ["memfd"]][:6],
+                         [["cow", "process"], ["cow", "thread"], ["shared", "process"],
+                          ["shared", "thread"], ["read", "process"], ["read", "thread"]])
 
-    def test_the_shared_kind_has_a_section_of_its_own(self):
-        """page_fault3, the lock-sensitive kind the figure does not draw,
-        is shown on its own: only shared rows under its heading."""
+    def test_the_mapped_kinds_have_a_section_of_their_own(self):
+        """page_fault3 and 4, the lock-sensitive kinds, are shown on their
+        own as faultscale-mapped draws them: only shared and read rows
+        under its heading."""
         rc, out, err = self.render()
         self.assertEqual(rc, 0, err)
         lines = out.splitlines()
         i = next(n for n, l in enumerate(lines)
-                 if l.startswith("Shared-mapping faults against tasks"))
-        self.assertIn("not in the figure", lines[i])
+                 if l.startswith("Faults on pages already there against tasks"))
+        self.assertIn("figure faultscale-mapped", lines[i])
         body = []
         for l in lines[i + 2:]:
             if not l.strip():
                 break
             body.append(l.split())
         self.assertEqual([w[:3] for w in body if w and w[0] in BACKINGS],
-                         [["shm", "shared", "process"], ["shm", "shared", "thread"]])
+                         [["shm", "shared", "process"], ["shm", "shared", "thread"],
+                          ["memfd", "shared", "process"], ["memfd", "shared", "thread"],
+                          ["memfd", "read", "process"], ["memfd", "read", "thread"]])
 
     def test_low_overlap_is_marked_and_left_out_of_the_lines(self):
         rc, out, err = self.render()
@@ -149,13 +177,27 @@ class FaultscaleFigure(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.run, "faultscale.svg")))
 
     def test_by_hand_is_silent(self):
-        out = os.path.join(self.tmp, "byhand")
-        p = subprocess.run(["gnuplot", "-c", os.path.join(PLOTS, "faultscale.gp"),
-                            os.path.join(self.run, "faultscale.csv"), out],
-                           capture_output=True, text=True)
-        self.assertEqual((p.returncode, p.stdout + p.stderr), (0, ""))
-        self.assertIn("unlabelled", svg_text(out + ".svg"))
-        self.assertLessEqual(set(BACKINGS), series_titles(out + ".svg"))
+        for script, drawn in (("faultscale", NEW), ("faultscale-mapped", MAPPED)):
+            out = os.path.join(self.tmp, "byhand-" + script)
+            p = subprocess.run(["gnuplot", "-c", os.path.join(PLOTS, script + ".gp"),
+                                os.path.join(self.run, "faultscale.csv"), out],
+                               capture_output=True, text=True)
+            self.assertEqual((p.returncode, p.stdout + p.stderr), (0, ""), script)
+            self.assertIn("unlabelled", svg_text(out + ".svg"))
+            self.assertEqual(drawn, series_titles(out + ".svg") & set(BACKINGS), script)
+
+    def test_mapped_figure_without_its_kinds_says_so(self):
+        """a run with no shared or read rows (no file backing) still draws
+        faultscale-mapped, each panel saying it has no rows, silently"""
+        rows_ = [r for r in rows() if r[18] not in ("shared", "read")]
+        write_csv(os.path.join(self.run, "faultscale.csv"), COLUMNS, rows_)
+        rc, out, err = self.render()
+        self.assertEqual((rc, err), (0, ""))
+        text = svg_text(os.path.join(self.run, "faultscale-mapped.svg"))
+        for note in ("no shared process rows", "no shared thread rows",
+                     "no read process rows", "no read thread rows"):
+            self.assertIn(note, text)
+        self.assertNotIn("Faults on pages already there", out)
 
 
 if __name__ == "__main__":

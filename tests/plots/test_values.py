@@ -305,6 +305,37 @@ class Figures(unittest.TestCase):
             ("", [(1, 0.004096), (2, 0.0073728)]), ("", [(1, 0.2097152), (2, 0.4194304)]),
             ("", [(1, 0.0036864)]), ("", [(2, 0.006144)])])
 
+    def test_faultscale_mapped(self):
+        # faultscale-mapped.gp: faults_per_s against tasks of kind shared
+        # (top) and read (bottom), processes left, threads right; anon
+        # rows (memfd's 99/s) in neither.  Shared processes: memfd 1000,
+        # 1800/s at N=1, 2; shm 2000/s at N=1.  Shared threads: memfd
+        # 900/s at N=1; shm 2500/s at N=3, oversubscribed, in the line and
+        # an open point.  Read processes: memfd 500, 950/s.  Read threads:
+        # memfd 800/s at N=1 in the line, 700/s at N=2 with low overlap an
+        # x outside it.  Only the first panel's lines carry titles (the key).
+        rows = [dict(backing=b, page_kb=2048, mode=m, kind=k, tasks=n, faults_per_s=v,
+                     low_overlap=low, oversubscribed=over)
+                for b, m, k, n, v, low, over in (
+                    ("memfd", "process", "shared", 1, 1000, 0, 0),
+                    ("memfd", "process", "shared", 2, 1800, 0, 0),
+                    ("memfd", "thread", "shared", 1, 900, 0, 0),
+                    ("memfd", "process", "read", 1, 500, 0, 0),
+                    ("memfd", "process", "read", 2, 950, 0, 0),
+                    ("memfd", "thread", "read", 1, 800, 0, 0),
+                    ("memfd", "thread", "read", 2, 700, 1, 0),
+                    ("memfd", "process", "anon", 1, 99, 0, 0),
+                    ("shm", "process", "shared", 1, 2000, 0, 0),
+                    ("shm", "thread", "shared", 3, 2500, 0, 1))]
+        write(os.path.join(self.tmp, "faultscale-mapped.csv"), list(rows[0]), rows)
+        got = [(t, pts) for t, pts in self.draw("faultscale-mapped.gp", "faultscale-mapped.csv",
+                                                 backings=("memfd", "shm")) if pts]
+        self.assertCurves(got, [
+            ("memfd", [(1, 1000), (2, 1800)]), ("shm", [(1, 2000)]),
+            ("", [(1, 900)]), ("", [(3, 2500)]), ("", [(3, 2500)]),
+            ("", [(1, 500), (2, 950)]),
+            ("", [(1, 800)]), ("", [(2, 700)])])
+
     def test_realprog(self):
         # Bars = medians of the kept runs (fallback 0, valid 1): none's
         # user_s 10, 12, 11 -> 11, wall_s 20, 30, 25 -> 25, minflt 1000,
