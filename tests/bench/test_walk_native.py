@@ -32,7 +32,7 @@ from unittest import mock
 
 from tests.bench.common import BINDIR
 from bench import contract
-from bench.benchrun import walk
+from bench.benchrun import native, rows, walk
 from plots import render
 from plots.summary import text_summary
 
@@ -98,14 +98,16 @@ print("@row chase " + ",".join(row.get(c, "") for c in cols))
 
 def chase_csv(path, rows):
     """chase.csv with the contract's columns: rows of (backing, page_kb,
-    wss, ns_per_access, hop)"""
+    wss, ns_per_access, hop), ns_min and ns_max set apart from
+    ns_per_access (the median) so a reader of the wrong column shows"""
     cols = contract.load().bench("chase")["columns"]
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, cols, restval="")
         w.writeheader()
         for b, kb, wss, ns, hop in rows:
             w.writerow(dict(backing=b, page_kb=kb, wss_bytes=wss,
-                            ns_per_access=ns, ns_min=ns, ns_max=ns, hop=hop,
+                            ns_per_access=ns, ns_min=ns * 0.8, ns_max=ns * 1.5,
+                            hop=hop,
                             reps=REPS, hops=HOPS))
 
 
@@ -122,7 +124,10 @@ class FakeResults:
             json.dump(self.meta, f)
 
 
-class WalkCost(unittest.TestCase):
+class Fakes(unittest.TestCase):
+    """The fake perf first on PATH, a fake chase, and the walk cost
+    after a chase's rows (no tests of its own)"""
+
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="walk-native-")
         self.addCleanup(shutil.rmtree, self.dir)
@@ -188,6 +193,9 @@ class WalkCost(unittest.TestCase):
         return {k: v["value"] for k, v in
                 w["backings"][backing]["report"].items()}
 
+
+
+class WalkCost(Fakes):
     def test_skylake(self):
         rc, w, out = self.run_walk("perfstat-skylake-constructed.csv",
                                    SKYLAKE)
@@ -413,6 +421,59 @@ class WalkCost(unittest.TestCase):
                                            "meta.json has no walk_cost")):
             text = self.summary(meta)
             self.assertIn("  not measured: " + why, text)
+
+
+class RunNative(Fakes):
+    """run_native itself: after the chase's own run (the real chase, its
+    rows and @meta into a real results folder), the walk cost, with what
+    the chase reported: its CPU (@meta method) and the CPU id it read
+    (@meta pmu; here Skylake's, BENCH_CPUID_FILE standing in that CPU).
+    Neither a walk cost nor its absence changes the run's exit status."""
+
+    def native(self, fixture):
+        out = io.StringIO()
+        res = rows.Results(os.path.join(self.dir, "results"), fixture,
+                           {"mode": "native"})
+        cmd = [self.chase, "--sizes", "%d,%d" % (WSS // 2, WSS), "--reps",
+               str(REPS), "--warmup", "1", "--hops", str(HOPS), "--hop",
+               "both", "--seed", "1", "--model", "none", "--backings",
+               "devzero"]
+        env = {"PATH": self.bin + os.pathsep + os.environ["PATH"],
+               "FAKE_PERF_LOG": self.log,
+               "FAKE_PERF_FIXTURE": os.path.join(FIXTURES, fixture),
+               "BENCH_CPUID_FILE": os.path.join(
+                   FIXTURES, "cpuid-skylake-handmade.txt")}
+        with mock.patch.dict(os.environ, env), redirect_stdout(out):
+            rc = native.run_native(res, [("chase", [])], [cmd], None, {},
+                                   False, None)
+        with open(os.path.join(res.dir, "meta.json")) as f:
+            return rc, json.load(f)
+
+    def test_after_the_chase(self):
+        rc, meta = self.native("perfstat-skylake-constructed.csv")
+        self.assertEqual(rc, 0)
+        w = meta["walk_cost"]
+        self.assertEqual((w["cpuid"], w["cpu"]), (
+            SKYLAKE, meta["method"]["per_bench"]["chase"]["cpu_pinned"]))
+        b = w["backings"]["devzero"]
+        self.assertEqual((b["wss_bytes"], b["accesses"]), (WSS, 10000000))
+        self.assertAlmostEqual(b["report"]["cycles_per_walk"]["value"],
+                               360.0)
+        self.assertAlmostEqual(
+            b["report"]["walk_cycles_per_access"]["value"], 358.2)
+        # the chase's own median at 1 MB, page hop, as chase.csv has it
+        with open(os.path.join(self.dir, "results", "latest",
+                               "chase.csv")) as f:
+            ns = [float(r["ns_per_access"]) for r in csv.DictReader(f)
+                  if r["hop"] == "page" and int(r["wss_bytes"]) == WSS]
+        self.assertEqual(b["report"]["ns_per_access"]["value"], ns[0])
+
+    def test_no_pmu_run_passes(self):
+        rc, meta = self.native("perfstat-xeon-6-a7-kvm-nopmu-recorded.csv")
+        self.assertEqual(rc, 0)
+        self.assertEqual(meta["walk_cost"]["reason"], "not measured: no "
+                         "PMU: perf stat -e cycles read <not supported>")
+        self.assertEqual(meta["errors"], [])
 
 
 if __name__ == "__main__":
