@@ -28,8 +28,9 @@ FIGURES = {
 # (RANK_WALKS); latency follows with hardware timings, else it goes after
 # the fault sections (fault.py).
 RANK_WALKS, RANK_LATENCY_HW, RANK_LATENCY_EMULATED = 5, 10, 35
-# what a walk costs in cycles (meta.json walk_cost), after the latency
-RANK_WALK_COST = 11
+# what a walk costs in cycles (meta.json walk_cost), after the latency;
+# the one line saying why it was not measured goes last
+RANK_WALK_COST, RANK_WALK_COST_NONE = 11, 90
 WALK_COST = "Page-walk cost (hardware counters)"
 # walk_cost's quantities the section shows, and their headings
 WALK_COST_COLUMNS = [("cycles_per_walk", "cycles/walk"),
@@ -231,22 +232,22 @@ def walks_section(chase, crow, hop, meta, split):
 
 def walk_cost_cells(entry):
     """The walk-cost cells of one backing's meta.json walk_cost entry,
-    and its source: each known value's source, and why each other one is
-    not known, once each."""
+    and its source: each known value's source, then why the others are
+    not known, each once."""
     rep = entry.get("report") or {}
-    cells, sources = [], []
+    cells, sources, unknown = [], [], {}
     for key, label in WALK_COST_COLUMNS:
         q = rep.get(key) or {}
         v, src = q.get("value"), q.get("source") or "not recorded"
         if v is None:
             cells.append("n/a")
-            src = f"{label} not known: {src}"
-        else:
-            cells.append(f"{v:.1f}")
-            if key == "ns_per_access":
-                src = f"ns: {src}"
+            unknown.setdefault(src, []).append(label)
+            continue
+        cells.append(f"{v:.1f}")
+        src = f"ns: {src}" if key == "ns_per_access" else src
         if src not in sources:
             sources.append(src)
+    sources += [f"{', '.join(labels)} not known: {why}" for why, labels in unknown.items()]
     sources += [f"note: {n}" for n in entry.get("notes") or []]
     return cells, "; ".join(sources)
 
@@ -264,7 +265,7 @@ def walk_cost_section(meta):
     if w.get("reason") or not isinstance(w.get("backings"), dict):
         return Section(WALK_COST, "meta.json walk_cost", [],
                        [[w.get("reason") or "not measured: no backings recorded"]],
-                       RANK_WALK_COST)
+                       RANK_WALK_COST_NONE)
     rows = []
     for b in sorted(w["backings"], key=order_key):
         e = w["backings"][b]

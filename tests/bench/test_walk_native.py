@@ -386,6 +386,10 @@ class WalkCost(Fakes):
         text = self.summary(self.meta).splitlines()
         at = [i for i, ln in enumerate(text)
               if ln.startswith("Page-walk cost (hardware counters)  [")][0]
+        # right after the latency it explains
+        self.assertTrue(text[at - 4].startswith("Latency at the largest "
+                                                "working set, hop page"),
+                        text[at - 4])
         self.assertIn("meta.json walk_cost: hardware counters: perf stat "
                       "-x, -e cycles,instructions", text[at])
         self.assertEqual(text[at + 1].split(), [
@@ -403,7 +407,9 @@ class WalkCost(Fakes):
                if ln.startswith("  devzero")][-1]
         self.assertIn("n/a", row)
         self.assertIn("350.0", row)
-        self.assertIn("cycles/walk not known: amdzen5's JSON has no", row)
+        self.assertIn("hardware counter (perf stat); ns: wall time (the "
+                      "benchmark's); cycles/walk, walk cycles/access not "
+                      "known: amdzen5's JSON has no", row)
 
     def test_summary_not_measured_is_one_line(self):
         _, w, _ = self.run_walk("perfstat-xeon-6-a7-kvm-nopmu-recorded.csv",
@@ -411,10 +417,11 @@ class WalkCost(Fakes):
         text = self.summary(self.meta).splitlines()
         at = [i for i, ln in enumerate(text)
               if ln.startswith("Page-walk cost (hardware counters)")][0]
-        # one line, no header
+        # one line, no header, after every other section
         self.assertEqual(text[at + 1:at + 3], [
             "  not measured: no PMU: perf stat -e cycles read <not "
             "supported>", ""])
+        self.assertTrue(text[at + 3].startswith("figures: "), text[at + 3])
         # a guest run, and a run from before walk_cost
         for meta, why in (({"mode": "guest"}, "a guest run does not "
                            "measure it"), ({"mode": "native"},
