@@ -10,8 +10,10 @@ and instructions), and walkcost.py's report of it into meta.json
 walk_cost.
 
 perf stat counts the whole process: besides the timed repetitions the
-chase maps and faults in its working set and builds its cycle (two
-random passes over it), work of the order of a repetition's.  So each
+chase maps and faults in its working set and builds its cycle (a
+shuffle that swaps each element with a random one), work of the order
+of a repetition's (a 1 GB page hop: 262144 faults and swaps against a
+repetition's 1M hops).  So each
 backing runs twice, with 1 and with 1 + R timed repetitions (R: the
 repetitions of the chase's row), all else equal, and the shorter run's
 counts are taken from the longer's: what is left is R repetitions of

@@ -51,6 +51,10 @@ a = sys.argv[1:]
 with open(os.environ["FAKE_PERF_LOG"], "a") as f:
     f.write(json.dumps(a) + "\n")
 assert a[:2] == ["stat", "-x,"], a
+if os.environ.get("FAKE_PERF_REFUSE"):
+    # as perf does where perf_event_paranoid forbids (the words invented)
+    sys.stderr.write("Error:\nNo permission to enable cycles event.\n")
+    sys.exit(255)
 out, events = a[a.index("-o") + 1], a[a.index("-e") + 1].split(",")
 cmd = a[a.index("--") + 1:]
 fix = {}
@@ -311,6 +315,16 @@ class WalkCost(Fakes):
         self.assertEqual([c[-1] for c in self.calls()], ["true"])
         self.assertFalse(self.meta["errors"])
         self.assertIn("walk cost not measured: no PMU", out)
+
+    def test_perf_cannot_open_cycles(self):
+        with mock.patch.dict(os.environ, {"FAKE_PERF_REFUSE": "1"}):
+            rc, w, _ = self.run_walk("perfstat-skylake-constructed.csv",
+                                     SKYLAKE)
+        self.assertEqual(rc, 0)
+        self.assertEqual(w["reason"], "not measured: perf cannot count "
+                         "cycles: perf stat -e cycles -- true exited 255: "
+                         "No permission to enable cycles event.")
+        self.assertEqual(len(self.calls()), 1)
 
     def test_no_perf(self):
         rc, w, _ = self.run_walk("perfstat-skylake-constructed.csv", SKYLAKE,
