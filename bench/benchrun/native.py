@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """The native run: the binaries on the host kernel, one after another,
 with the pools raised, and each benchmark's oracle after it (the chase's:
-tests/bench/minichase.c)."""
+tests/bench/minichase.c), then what it measures after it (the chase's
+walk cost under perf stat: walk.py)."""
 
 import csv
 import os
