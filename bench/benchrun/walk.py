@@ -177,7 +177,7 @@ def difference(short, long):
 def one_backing(perf, events, arch, roles, cmd, row, cpu):
     """walk_cost's entry of one backing: report and counts, or reason"""
     wss, b = int(row["wss_bytes"]), row["backing"]
-    reps = int(row.get("reps") or 0) or 5
+    reps = int(row["reps"])         # the chase's timed repetitions
     base = {"wss_bytes": wss, "page_kb": int(row["page_kb"]), "hop": HOP}
     runs = {}
     for n in (SHORT_REPS, SHORT_REPS + reps):
