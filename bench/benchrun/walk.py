@@ -20,7 +20,11 @@ counts are taken from the longer's: what is left is R repetitions of
 `hops` chased accesses (the rows' reps and hops columns; no untimed pass
 between repetitions, --warm-pass 0, so each repetition is one pass of
 the cycle).  The TLB model is off in these runs (--model none): its
-replay is not what is counted.
+replay is not what is counted.  Its own counter group is off
+(BENCH_PMU_OFF, bench/counters.c), so perf's events have the PMU's
+counters to themselves: on Intel with SMT, perf's four raw events and
+the chase's two would not fit four general-purpose counters, and perf
+would multiplex them.
 
 Where perf is missing, the CPU has no PMU (perf stat reads cycles as
 <not supported> or <not counted>, or cannot open them), the CPU's id or
@@ -119,11 +123,14 @@ def perf_stat(perf, events, cmd, timeout=PERF_TIMEOUT, pin=None):
     os.close(fd)
     try:
         try:
+            # the chase's own counter group off (bench/counters.c): it
+            # would share the PMU with perf's events and multiplex them
             p = subprocess.run([perf, "stat", "-x,", "-o", out, "-e",
                                 ",".join(events), "--"] + cmd,
                                capture_output=True, text=True,
                                errors="replace", timeout=timeout,
-                               preexec_fn=pin)
+                               preexec_fn=pin,
+                               env=dict(os.environ, BENCH_PMU_OFF="1"))
         except subprocess.TimeoutExpired:
             return None, "", "perf stat of %s ran past %d s" % (
                 os.path.basename(cmd[0]), timeout)

@@ -49,7 +49,7 @@ FAKE_PERF = r'''#!%(python)s
 import json, os, subprocess, sys
 a = sys.argv[1:]
 with open(os.environ["FAKE_PERF_LOG"], "a") as f:
-    f.write(json.dumps(a) + "\n")
+    f.write(json.dumps([os.environ.get("BENCH_PMU_OFF")] + a) + "\n")
 assert a[:2] == ["stat", "-x,"], a
 if os.environ.get("FAKE_PERF_REFUSE"):
     # as perf does where perf_event_paranoid forbids (the words invented)
@@ -187,11 +187,15 @@ class Fakes(unittest.TestCase):
         return rc, res.meta["walk_cost"], out.getvalue()
 
     def calls(self):
+        """each perf call's arguments; self.pmu_off: BENCH_PMU_OFF as
+        each call had it"""
         try:
             with open(self.log) as f:
-                return [json.loads(ln) for ln in f]
+                got = [json.loads(ln) for ln in f]
         except FileNotFoundError:
-            return []
+            got = []
+        self.pmu_off = [c[0] for c in got]
+        return [c[1:] for c in got]
 
     def values(self, w, backing="devzero"):
         return {k: v["value"] for k, v in
@@ -240,6 +244,8 @@ class WalkCost(Fakes):
         calls = self.calls()
         self.assertEqual(calls[0][-2:], ["--", "true"])
         self.assertEqual(len(calls), 3)
+        # the chase's own counter group off: perf's events alone
+        self.assertEqual(self.pmu_off, ["1", "1", "1"])
         for c, reps in zip(calls[1:], ("1", "11")):
             self.assertEqual(c[c.index("-e") + 1],
                              "cycles,instructions,r2008,re08,r1001008,"
@@ -488,6 +494,24 @@ class RunNative(Fakes):
             ns = [float(r["ns_per_access"]) for r in csv.DictReader(f)
                   if r["hop"] == "page" and int(r["wss_bytes"]) == WSS]
         self.assertEqual(b["report"]["ns_per_access"]["value"], ns[0])
+
+    def test_the_chases_counters_off(self):
+        """BENCH_PMU_OFF: the real chase opens no hardware event (so
+        none shares the PMU with perf stat's) and says why; the software
+        page faults still count."""
+        from tests.bench.benchbin import BenchRun
+        r = BenchRun("chase", ["--sizes", "1M", "--hop", "page", "--reps",
+                               "1", "--hops", "1000", "--model", "none",
+                               "--backings", "devzero"],
+                     env={"BENCH_PMU_OFF": "1"})
+        self.assertEqual(r.returncode, 0, r.describe())
+        got = r.meta["counters"][0]
+        for name in ("cycles", "instructions", "l1-dtlb-load-misses",
+                     "page-walks"):
+            self.assertFalse(got[name]["available"], name)
+            self.assertIn("BENCH_PMU_OFF is set", got[name]["reason"])
+        self.assertTrue(got["page-faults"]["available"])
+        self.assertEqual(r.rows[0]["faults"], "0")
 
     def test_no_pmu_run_passes(self):
         rc, meta = self.native("perfstat-xeon-6-a7-kvm-nopmu-recorded.csv")
