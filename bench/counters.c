@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -197,18 +198,48 @@ static void probe(struct counters *c)
 		}
 }
 
+/*
+ * BENCH_PMU_OFF set: no hardware event is opened (the software page
+ * faults still are), so that another counter of this process, perf stat
+ * around it (bench/benchrun/walk.py), has the PMU's counters to itself
+ * and is not multiplexed with this group.
+ */
+static int pmu_off(struct counters *c)
+{
+	static const int evs[] = { EV_CYCLES, EV_INSTRUCTIONS,
+				   EV_L1_DTLB_MISS, EV_WALK };
+	static const char *const names[] = { "cycles", "instructions",
+					     "l1-dtlb-load-misses",
+					     "page-walks" };
+	unsigned i;
+
+	if (!getenv("BENCH_PMU_OFF"))
+		return 0;
+	for (i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+		snprintf(c->name[evs[i]], sizeof(c->name[0]), "%s", names[i]);
+		snprintf(c->reason[evs[i]], sizeof(c->reason[0]),
+			 "not opened: BENCH_PMU_OFF is set (another counter "
+			 "of this process has the PMU)");
+	}
+	return 1;
+}
+
 void counters_open(struct counters *c)
 {
 	char why[256];
+	int off;
 
 	memset(c, 0, sizeof(*c));
 	c->leader = -1;
 	c->pmu = where.pmu;
 	if (!pmu_host_cpuid(c->cpuid, sizeof(c->cpuid)))
 		c->model = pmu_model_find(c->cpuid, why, sizeof(why));
-	open_hw(c, EV_CYCLES, PERF_COUNT_HW_CPU_CYCLES, "cycles");
-	open_hw(c, EV_INSTRUCTIONS, PERF_COUNT_HW_INSTRUCTIONS,
-		"instructions");
+	off = pmu_off(c);
+	if (!off) {
+		open_hw(c, EV_CYCLES, PERF_COUNT_HW_CPU_CYCLES, "cycles");
+		open_hw(c, EV_INSTRUCTIONS, PERF_COUNT_HW_INSTRUCTIONS,
+			"instructions");
+	}
 	c->part[EV_PAGE_FAULTS][0] = open_event(c, PERF_TYPE_SOFTWARE,
 		PERF_COUNT_SW_PAGE_FAULTS, c->reason[EV_PAGE_FAULTS],
 		sizeof(c->reason[EV_PAGE_FAULTS]));
@@ -216,8 +247,11 @@ void counters_open(struct counters *c)
 	snprintf(c->name[EV_PAGE_FAULTS], sizeof(c->name[0]), "page-faults");
 	snprintf(c->config[EV_PAGE_FAULTS], sizeof(c->config[0]), "0x%x",
 		 PERF_COUNT_SW_PAGE_FAULTS);
-	open_role(c, EV_L1_DTLB_MISS, PMU_ROLE_L1_MISS, "l1-dtlb-load-misses");
-	open_role(c, EV_WALK, PMU_ROLE_WALK, "page-walks");
+	if (!off) {
+		open_role(c, EV_L1_DTLB_MISS, PMU_ROLE_L1_MISS,
+			  "l1-dtlb-load-misses");
+		open_role(c, EV_WALK, PMU_ROLE_WALK, "page-walks");
+	}
 	if (c->leader >= 0)
 		probe(c);
 }

@@ -42,7 +42,13 @@ perf stat -x, (tools/perf/Documentation/perf-stat.txt, CSV FORMAT) prints
 per event: counter value, unit, event name, run time, percentage of the
 time it ran, then optional fields; a value of <not supported> or <not
 counted> is no count.  Counts perf scaled up from a multiplexed counter
-(percentage under 100) are flagged.
+(percentage under 100) are flagged.  On a hybrid part perf prints a
+generic event once per core PMU (cpu_core/cycles/, cpu_atom/cycles/):
+their counts are summed, and a core type's <not counted> (the process
+never ran there) does not hide the other's count.
+
+bench/run.py --mode native runs this after the chase, on each backing
+(bench/benchrun/walk.py, meta.json walk_cost).
 """
 import argparse
 import csv
@@ -195,12 +201,23 @@ def parse_perf_stat(text):
             except ValueError:
                 pct = None
         if value.startswith("<"):
-            out[event] = (None, pct, "perf: " + value)
+            # a generic event of a hybrid part: the other core type's
+            # line (<not counted> where the process never ran there)
+            # leaves a count alone
+            out.setdefault(event, (None, pct, "perf: " + value))
             continue
         try:
-            out[event] = (float(value), pct, None)
+            n = float(value)
         except ValueError:
             raise Error("perf stat line %r: %r is no count" % (line, value))
+        old = out.get(event)
+        if old is not None and old[0] is not None:
+            # counted on both core types of a hybrid part: the process's
+            # count is the sum
+            n += old[0]
+            pct = min(p for p in (pct, old[1]) if p is not None) \
+                if pct is not None or old[1] is not None else None
+        out[event] = (n, pct, None)
     return out
 
 

@@ -42,7 +42,7 @@ def meta_value(v):
 
 
 def html_table(header, rows, numeric_from=1):
-    h = "<tr>" + "".join(f"<th>{esc(x)}</th>" for x in header) + "</tr>"
+    h = "<tr>" + "".join(f"<th>{esc(x)}</th>" for x in header) + "</tr>" if header else ""
     body = []
     for row in rows:
         cells = [f'<td class="num">{esc(x)}</td>' if i >= numeric_from else f"<td>{esc(x)}</td>"

@@ -23,8 +23,10 @@ def text_summary(run, caption, lead, sections, figures, notes):
         if not s.rows:
             lines.append("  (nothing to compare)")
             continue
-        width = [max(len(str(x)) for x in col) for col in zip(s.header, *s.rows)]
-        for row in [s.header] + s.rows:
+        # a section without a header is lines of text (a reason, say)
+        head = [s.header] if s.header else []
+        width = [max(len(str(x)) for x in col) for col in zip(*head, *s.rows)]
+        for row in head + s.rows:
             lines.append("  " + "  ".join(str(x).ljust(w) for x, w in zip(row, width)).rstrip())
     lines.append("")
     lines.append("figures: " + (", ".join(figures) if figures else "none"))

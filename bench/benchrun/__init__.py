@@ -11,6 +11,7 @@ point, with the same command line):
     rows      the binaries' line protocol into results/<run-id>/
     guest     one run-qemu.sh boot that runs the invocations
     native    the invocations on this host, and their oracles
+    walk      the chase's walk cost under perf stat, after its native run
     check     a plan checked by the binaries' own rules, before anything
     cli       the command line and main()
 
@@ -35,8 +36,9 @@ from .pools import (fit_pool, HugePools, needs_pools, raise_pools, together,
 from .rows import (check_exits, new_run_id, report, Results, stream_lines)
 from .guest import (GUEST_THP, guest_command, guest_ram_on_host_pool,
                     run_guest)
-from .native import (ORACLE_ATTEMPTS, ORACLES, chase_hop_rows,
+from .native import (AFTER, ORACLE_ATTEMPTS, ORACLES, chase_hop_rows,
                      check_chase_oracle, minichase, oracle_verdict, run_native)
+from .walk import walk_cost
 from .check import BadInput
 from .cli import (ARM64_NO_REALPROG, ARM64_PRESET, RunPlan, first_meta, main,
                   parse_args, plan_run, set_arch, stop_signals)

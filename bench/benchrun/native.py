@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """The native run: the binaries on the host kernel, one after another,
 with the pools raised, and each benchmark's oracle after it (the chase's:
-tests/bench/minichase.c)."""
+tests/bench/minichase.c), then what it measures after it (the chase's
+walk cost under perf stat: walk.py)."""
 
 import csv
 import os
@@ -11,12 +12,13 @@ import subprocess
 from .base import GB, KB_1G, KB_2M, MB
 from .pools import fit_pool, raise_pools
 from .rows import stream_lines
+from .walk import walk_cost
 
 
 def run_native(res, runs, cmds, pools, p, pooled, c):
     """Runs cmds (the native commands of runs) in turn, each benchmark's
-    oracle (ORACLES) after it; the profile's fit_pool benchmarks cut to
-    the 2 MB pool's free pages."""
+    oracle (ORACLES) and measurements (AFTER) after it; the profile's
+    fit_pool benchmarks cut to the 2 MB pool's free pages."""
     if pooled:
         raise_pools(res, pools, p)
         free = pools.read(KB_2M, "free_hugepages")
@@ -31,6 +33,8 @@ def run_native(res, runs, cmds, pools, p, pooled, c):
         rc = rc or r
         if bench in ORACLES and not r:
             rc = rc or ORACLES[bench](res, os.path.dirname(cmd[0]))
+        if bench in AFTER and not r:
+            AFTER[bench](res, os.path.dirname(cmd[0]), cmd)
     return rc
 
 
@@ -204,3 +208,9 @@ def check_chase_hop(res, bindir, hop):
 # A benchmark's independent check after its native run: 0, or an exit
 # status that fails the run.
 ORACLES = {"chase": check_chase_oracle}
+
+# What a benchmark's native run measures after it (and after its oracle),
+# given its command; it records its result or why there is none in
+# meta.json and never fails the run: the chase's walk cost under perf
+# stat (walk.py).
+AFTER = {"chase": walk_cost}

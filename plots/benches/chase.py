@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """chase.csv (bench/chase.c, the pointer chase): the latency, measured
-TLB and modelled TLB figures, one set per hop kind, and the latency and
-page-walk sections of the summary."""
+TLB and modelled TLB figures, one set per hop kind, and the latency,
+page-walk and page-walk cost (meta.json walk_cost) sections of the
+summary."""
 import textwrap
 
 from bench import contract
@@ -27,6 +28,15 @@ FIGURES = {
 # (RANK_WALKS); latency follows with hardware timings, else it goes after
 # the fault sections (fault.py).
 RANK_WALKS, RANK_LATENCY_HW, RANK_LATENCY_EMULATED = 5, 10, 35
+# what a walk costs in cycles (meta.json walk_cost), after the latency;
+# the one line saying why it was not measured goes last
+RANK_WALK_COST, RANK_WALK_COST_NONE = 11, 90
+WALK_COST = "Page-walk cost (hardware counters)"
+# walk_cost's quantities the section shows, and their headings
+WALK_COST_COLUMNS = [("cycles_per_walk", "cycles/walk"),
+                     ("walk_cycles_per_access", "walk cycles/access"),
+                     ("cycles_per_access", "cycles/access"),
+                     ("ns_per_access", "ns/access")]
 
 
 def model_label(meta):
@@ -220,6 +230,57 @@ def walks_section(chase, crow, hop, meta, split):
              "saved/1k", "saved", "source"], rows, RANK_WALKS)
 
 
+def walk_cost_cells(entry):
+    """The walk-cost cells of one backing's meta.json walk_cost entry,
+    and its source: each known value's source, then why the others are
+    not known, each once."""
+    rep = entry.get("report") or {}
+    cells, sources, unknown = [], [], {}
+    for key, label in WALK_COST_COLUMNS:
+        q = rep.get(key) or {}
+        v, src = q.get("value"), q.get("source") or "not recorded"
+        if v is None:
+            cells.append("n/a")
+            unknown.setdefault(src, []).append(label)
+            continue
+        cells.append(f"{v:.1f}")
+        src = f"ns: {src}" if key == "ns_per_access" else src
+        if src not in sources:
+            sources.append(src)
+    sources += [f"{', '.join(labels)} not known: {why}" for why, labels in unknown.items()]
+    sources += [f"note: {n}" for n in entry.get("notes") or []]
+    return cells, "; ".join(sources)
+
+
+def walk_cost_section(meta):
+    """What a page walk costs per backing (meta.json walk_cost: the
+    chase's page hop under perf stat, bench/benchrun/walk.py), each value
+    with its source; where it was not measured, one line saying why."""
+    w = meta.get("walk_cost")
+    if not isinstance(w, dict):
+        why = ("a guest run does not measure it (bench-native does, where perf and a PMU are)"
+               if meta.get("mode") == "guest" else
+               "meta.json has no walk_cost (a run from before bench-native measured it)")
+        w = {"reason": "not measured: " + why}
+    if w.get("reason") or not isinstance(w.get("backings"), dict):
+        return Section(WALK_COST, "meta.json walk_cost", [],
+                       [[w.get("reason") or "not measured: no backings recorded"]],
+                       RANK_WALK_COST_NONE)
+    rows = []
+    for b in sorted(w["backings"], key=order_key):
+        e = w["backings"][b]
+        where = fmt_bytes(e["wss_bytes"]) if e.get("wss_bytes") else "?"
+        if e.get("reason"):
+            rows.append([b, where] + ["n/a"] * len(WALK_COST_COLUMNS)
+                        + ["not measured: " + e["reason"]])
+            continue
+        cells, src = walk_cost_cells(e)
+        rows.append([b, where] + cells + [src])
+    return Section(WALK_COST, f"meta.json walk_cost: {w.get('source', 'no source recorded')}",
+                   ["backing", "working set"] + [h for _, h in WALK_COST_COLUMNS] + ["source"],
+                   rows, RANK_WALK_COST)
+
+
 def sections_of(chase, meta, split):
     """Latency and page walks per hop kind (the page walks from counters,
     else the model); split: split.split_pages() of the run."""
@@ -229,6 +290,7 @@ def sections_of(chase, meta, split):
     for hop, rows in chase.hops():
         out.append(latency_section(rows, hop, hardware, src, split, meta))
         out.append(walks_section(chase, rows, hop, meta, split))
+    out.append(walk_cost_section(meta))
     return out
 
 

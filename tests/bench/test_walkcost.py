@@ -198,6 +198,18 @@ class TestReport(unittest.TestCase):
         # perf prints a generic event of a hybrid part with its PMU
         got = walkcost.parse_perf_stat("5,,cpu_core/cycles/,1,100.00,,\n")
         self.assertEqual(got, {"cycles": (5.0, 100.0, None)})
+        # once per core PMU: the core type the process never ran on
+        # (<not counted>) does not hide the other's count, in either
+        # order; counts on both are the process's sum
+        for text in ("5,,cpu_core/cycles/,1,100.00,,\n"
+                     "<not counted>,,cpu_atom/cycles/,0,0.00,,\n",
+                     "<not counted>,,cpu_atom/cycles/,0,0.00,,\n"
+                     "5,,cpu_core/cycles/,1,100.00,,\n"):
+            self.assertEqual(walkcost.parse_perf_stat(text),
+                             {"cycles": (5.0, 100.0, None)}, text)
+        got = walkcost.parse_perf_stat("3,,cpu_atom/cycles/,1,50.00,,\n"
+                                       "4,,cpu_core/cycles/,1,100.00,,\n")
+        self.assertEqual(got, {"cycles": (7.0, 50.0, None)})
 
     def test_garbage_is_an_error(self):
         with self.assertRaises(walkcost.Error):
