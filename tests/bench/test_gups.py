@@ -17,12 +17,14 @@ run back to back on the CPU gups pins itself to, the median of the pairs'
 ratios within a fixed 10 % of 1 under tests/bench/quiet.py's policy; the
 negative control: gups on a table 16 times smaller, reported against
 minigups at 64 MB, must fall outside the band."""
+import argparse
 import os
 import statistics
 import subprocess
 import unittest
 
 from bench import benchrun as run_py
+from bench import contract
 from tests.bench import quiet
 from tests.bench.benchbin import BenchRun
 from tests.bench.common import BINDIR, columns, raise_free
@@ -171,6 +173,53 @@ class Verification(unittest.TestCase):
         (row,) = r.rows
         self.assertEqual((int(row["errors"]), row["verified"]),
                          (want, "within_bound"))
+
+
+# Under TCG an update costs about this much (an estimate: streamk's TCG
+# time gives about 40 ns per 8-byte access; an update is a load, a store
+# and the stream's step), and the quick guest run gives gups this long.
+TCG_NS_PER_UPDATE, QUICK_GUEST_S = 100, 60
+
+
+class Profiles(unittest.TestCase):
+    """gups in every profile, in the guest and natively, with powers of
+    two; the quick guest's passes (each with its verification, which
+    costs as much) fit its minute of TCG time by the estimate above."""
+
+    def sizes(self, a):
+        return [run_py.size_bytes(x) for x in a[a.index("--sizes") + 1].split(",")]
+
+    def test_every_profile_has_gups(self):
+        for name in ("tiny", "quick", "full"):
+            for mode in ("guest", "native"):
+                p = run_py.profile(name, mode, mem_available=8 << 30)
+                a = run_py.profile_args(p, "gups")
+                for s in self.sizes(a):
+                    self.assertEqual(s & (s - 1), 0, (name, mode, s))
+                    self.assertLessEqual(s, p["max_bytes"], (name, mode))
+        native = run_py.profile("quick", "native", mem_available=8 << 30)
+        # past the 4 KB pages' TLB reach (the model's L2: 6 MB and more)
+        self.assertGreaterEqual(max(self.sizes(native["gups"])), 256 * MB)
+
+    def test_quick_guest_fits_its_tcg_minute(self):
+        c = contract.load()
+        p = run_py.profile("quick", "guest", None, c)
+        a = run_py.profile_args(p, "gups")
+        reps = int(a[a.index("--reps") + 1])
+        warmup = int(a[a.index("--warmup") + 1])
+        # the runner's warm pass before each timed one (its default, 1)
+        self.assertNotIn("--warm-pass", a)
+        passes = warmup + 2 * reps
+        n = len(run_py.bench_backings(
+            p, "gups", argparse.Namespace(backings=None, arch="x86_64"), c))
+        updates = sum(2 * passes * 4 * s // 8 for s in self.sizes(a))
+        est = n * updates * TCG_NS_PER_UPDATE / 1e9
+        self.assertLess(est, QUICK_GUEST_S, (n, self.sizes(a), est))
+
+    def test_sizes_override(self):
+        p = run_py.profile("quick", "native", mem_available=8 << 30)
+        run_py.override_sizes(p, "64K,8M")
+        self.assertEqual(p["gups"][:2], ["--sizes", "64K,8M"])
 
 
 def gups_median(backing, wss, cpu=None):
