@@ -16,12 +16,21 @@ against tests/bench/minigups.c, which shares nothing with bench/, in pairs
 run back to back on the CPU gups pins itself to, the median of the pairs'
 ratios within a fixed 10 % of 1 under tests/bench/quiet.py's policy; the
 negative control: gups on a table 16 times smaller, reported against
-minigups at 64 MB, must fall outside the band."""
+minigups at 64 MB, must fall outside the band.
+RunPyOracle: bench-native's check (bench/benchrun/native.py
+check_gups_oracle) with a fake minigups, which needs no timing.
+Profiles: gups in every profile, the quick guest's TCG time by an
+estimate."""
 import argparse
+import csv
 import os
+import shutil
+import stat
 import statistics
 import subprocess
+import tempfile
 import unittest
+from unittest import mock
 
 from bench import benchrun as run_py
 from bench import contract
@@ -318,6 +327,112 @@ class AgainstMinigups(unittest.TestCase):
         updated a sixteenth of the table it claims, must fall outside
         the band."""
         self.judge(self.WSS // 16, False)
+
+
+class FakeResults:
+    def __init__(self, d):
+        self.dir = d
+        self.meta = {"errors": []}
+
+    def csv_path(self, bench):
+        return os.path.join(self.dir, bench + ".csv")
+
+    def write_meta(self):
+        pass
+
+
+class RunPyOracle(unittest.TestCase):
+    """bench-native's check (run.py check_gups_oracle) on every backing,
+    with a fake minigups that prints 10 ns per update (or what
+    fake_sequence gives it), no timing at all."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.dir)
+        self.fake("echo ns_per_update 10.000; echo errors 0")
+        self.res = FakeResults(self.dir)
+
+    def fake(self, body):
+        exe = os.path.join(self.dir, "minigups")
+        with open(exe, "w") as f:
+            f.write("#!/bin/sh\necho \"$*\" >> %s/calls\n"
+                    "grep Cpus_allowed_list: /proc/$$/status | cut -f2 "
+                    ">> %s/cpus\n%s\n" % (self.dir, self.dir, body))
+        os.chmod(exe, stat.S_IRWXU)
+
+    def write_rows(self, rows):
+        """rows of (backing, page_kb, table_bytes, ns_per_update)."""
+        with open(self.res.csv_path("gups"), "w") as f:
+            w = csv.writer(f)
+            w.writerow(["backing", "page_kb", "wss_bytes", "table_bytes",
+                        "ns_per_update"])
+            w.writerows((b, kb, t, t, ns) for b, kb, t, ns in rows)
+
+    def check(self, load=0.0):
+        with mock.patch.object(os, "getloadavg",
+                               return_value=(load, load, load)):
+            return run_py.check_gups_oracle(self.res, self.dir)
+
+    def test_agreement_at_the_largest_table_in_range(self):
+        self.write_rows([("devzero", 4, 256 * MB, 10.5),
+                         ("thp", 2048, 256 * MB, 9.5),
+                         ("hugetlbfs-1G", 1048576, 256 * MB, 9.0),
+                         ("devzero", 4, 16 * MB, 3.0),
+                         ("devzero", 4, 1 << 30, 30.0)])
+        self.assertEqual(self.check(), 0)
+        o = self.res.meta["gups_oracle"]
+        self.assertEqual((o["table_bytes"], o["attempts"]), (256 * MB, 1))
+        self.assertEqual(o["backings"]["devzero"]["ratio"], 1.05)
+        self.assertEqual(o["backings"]["devzero"]["gups_ns"], 10.5)
+        self.assertTrue(o["backings"]["thp"]["agree"])
+        self.assertIsNone(o["backings"]["hugetlbfs-1G"]["agree"])
+        with open(os.path.join(self.dir, "calls")) as f:
+            calls = set(f.read().split("\n"))
+        self.assertEqual(calls - {""}, {"4k %d" % (256 * MB),
+                                        "2m %d" % (256 * MB)})
+        self.assertFalse(self.res.meta["errors"])
+
+    def test_pinned_to_gups_cpu(self):
+        cpu = sorted(os.sched_getaffinity(0))[-1]
+        self.res.meta["method"] = {"per_bench": {"gups": {"cpu_pinned": cpu}}}
+        self.write_rows([("devzero", 4, 64 * MB, 10.0)])
+        self.assertEqual(self.check(), 0)
+        with open(os.path.join(self.dir, "cpus")) as f:
+            self.assertEqual(set(f.read().split()), {str(cpu)})
+        self.assertEqual(self.res.meta["gups_oracle"]["cpu"], cpu)
+
+    def test_disagreement_fails_the_run(self):
+        self.write_rows([("devzero", 4, 64 * MB, 11.1),
+                         ("memfd", 2048, 64 * MB, 10.0)])
+        self.assertEqual(self.check(), 2)
+        o = self.res.meta["gups_oracle"]
+        self.assertEqual(o["attempts"], run_py.ORACLE_ATTEMPTS)
+        self.assertFalse(o["backings"]["devzero"]["agree"])
+        self.assertTrue(o["backings"]["memfd"]["agree"])
+        self.assertIn("devzero 11.10 ns vs 10.00 to 10.00 ns",
+                      self.res.meta["errors"][0])
+
+    def test_oracle_errors_are_no_agreement(self):
+        """minigups's own verification failing is no verdict on gups: the
+        backing is not judged, and says why."""
+        self.fake("echo ns_per_update 10.000; echo errors 5; exit 1")
+        self.write_rows([("devzero", 4, 64 * MB, 10.0)])
+        self.assertEqual(self.check(), 0)
+        v = self.res.meta["gups_oracle"]["backings"]["devzero"]
+        self.assertIsNone(v["agree"])
+        self.assertIn("errors 5", v["reason"])
+
+    def test_disagreement_on_a_loaded_host_is_a_note(self):
+        self.write_rows([("devzero", 4, 64 * MB, 15.0)])
+        self.assertEqual(self.check(load=99.0), 0)
+        self.assertFalse(self.res.meta["errors"])
+        self.assertIn("not judged", self.res.meta["notes"][0])
+
+    def test_small_tables_are_not_checked(self):
+        self.write_rows([("devzero", 4, 16 * MB, 3.0)])
+        self.assertEqual(self.check(), 0)
+        self.assertIn("not checked", self.res.meta["gups_oracle"]["reason"])
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "calls")))
 
 
 if __name__ == "__main__":
