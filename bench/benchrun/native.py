@@ -264,11 +264,11 @@ def check_gups_oracle(res, bindir):
             if kb not in GUPS_ORACLE_KINDS or kb in why:
                 why.setdefault(kb, "no oracle for %d kB pages" % kb)
                 continue
-            ns, err = minigups(bindir, GUPS_ORACLE_KINDS[kb], wss, cpu=cpu)
+            got, err = minigups(bindir, GUPS_ORACLE_KINDS[kb], wss, cpu=cpu)
             if err:
                 why[kb] = err
             else:
-                runs[kb] = ns
+                runs[kb] = got
         out = {}
         for r in rows:
             kb = int(r["page_kb"])
@@ -309,7 +309,7 @@ def check_gups_oracle(res, bindir):
         "%s %s" % (b, v.get("ratio", v.get("reason")))
         for b, v in sorted(out.items()))), flush=True)
     res.write_meta()
-    return 2 if bad else 0
+    return 0 if not bad else 2
 
 
 # A benchmark's independent check after its native run: 0, or an exit
