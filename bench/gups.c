@@ -199,7 +199,7 @@ static int prepare(const struct bench_ctx *x, void **st)
 	size_t wss = x->o->sizes[x->si];
 	int reps = x->o->reps, i;
 	struct point *pt = calloc(1, sizeof(*pt));
-	uint64_t w = table_words(wss);
+	uint64_t w = table_words(wss), k;
 
 	if (pt) {
 		pt->ns = calloc(reps, sizeof(double));
@@ -215,8 +215,8 @@ static int prepare(const struct bench_ctx *x, void **st)
 	pt->t = (uint64_t *)x->m->addr;
 	pt->mask = w - 1;
 	pt->updates = 4 * w;
-	for (i = 0; (uint64_t)i < w; i++)
-		pt->t[i] = i;
+	for (k = 0; k < w; k++)
+		pt->t[k] = k;
 	for (i = 0; i < GUPS_LANES; i++)
 		pt->start[i] = gups_starts((int64_t)(pt->updates /
 						     GUPS_LANES * i));
@@ -235,7 +235,7 @@ static int rep(const struct bench_ctx *x, void *st, int r)
 {
 	struct point *pt = st;
 	struct counter_values v;
-	uint64_t bad;
+	uint64_t bad, k;
 	double t0, t1;
 	int i;
 
@@ -263,8 +263,8 @@ static int rep(const struct bench_ctx *x, void *st, int r)
 		pt->errors = bad;
 	if (bad) {
 		/* HPCC runs once; here the next pass starts from T[i] = i */
-		for (i = 0; (uint64_t)i <= pt->mask; i++)
-			pt->t[i] = i;
+		for (k = 0; k <= pt->mask; k++)
+			pt->t[k] = k;
 	}
 	return 0;
 }
