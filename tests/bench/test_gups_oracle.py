@@ -45,7 +45,7 @@ def gups_median(backing, wss, cpu=None):
     r = gups(["--backings", backing, "--sizes", str(wss), "--reps", "3",
               "--warmup", "0"] + (["--cpu", str(cpu)] if cpu is not None
                                   else []))
-    if r.returncode:
+    if r.returncode or len(r.rows) != 1:
         raise AssertionError(r.describe())
     return (float(r.rows[0]["ns_per_update"]),
             r.meta["method"][0]["cpu_pinned"])
