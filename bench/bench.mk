@@ -35,8 +35,9 @@ BENCH_SRCS := $(shell grep -l '^BENCH_REGISTER' bench/*.c)
 BENCH_NAMES := $(basename $(notdir $(BENCH_SRCS)))
 BENCH_BINS := $(addprefix $(BENCH_DIR)/,$(BENCH_NAMES))
 BENCH_TOOLS := $(BENCH_DIR)/benchtool
-# the chase's independent oracle: nothing of bench/ in it (tests/bench/)
-BENCH_ORACLE := $(BENCH_DIR)/minichase
+# the chase's and gups's independent oracles: nothing of bench/ in them
+# (tests/bench/)
+BENCH_ORACLE := $(BENCH_DIR)/minichase $(BENCH_DIR)/minigups
 
 # Hardware events: perf's pmu-events JSON for x86, extracted once from the
 # kernel tarball (the one kernel/build.sh builds) and turned into a C table
@@ -101,7 +102,7 @@ $(STREAMK_NATIVE): bench/streamk.c bench/main.c $(BENCH_LIB_SRC) \
 		$(call streamk_flags,$(STREAMK_NATIVE_CFLAGS)) -Ibench -o $@ \
 		bench/main.c $< $(BENCH_LIB_SRC) -lm
 
-$(BENCH_ORACLE): tests/bench/minichase.c | $(BENCH_DIR)
+$(BENCH_ORACLE): $(BENCH_DIR)/%: tests/bench/%.c | $(BENCH_DIR)
 	$(BENCH_CC) $(BENCH_CFLAGS) -o $@ $<
 
 # every benchmark, so that `benchtool contract` lists them all
@@ -199,7 +200,8 @@ test-bench: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE) \
 TIMING_TESTS = test_tlbreach.TestOracle test_mlp.TestPerChainStepIsFlat \
 	test_mlp.TestRows.test_chains_in_flight_overlap \
 	test_mlp.TestAgainstAMinimalChase test_chase_oracle.BothHops \
-	test_streamk.TestLikwid test_faultscale.Concurrency
+	test_streamk.TestLikwid test_faultscale.Concurrency \
+	test_gups_oracle.AgainstMinigups
 test-timing: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE)
 	python3 -m tests.bench.run_tests $(TIMING_TESTS)
 

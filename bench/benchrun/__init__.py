@@ -37,7 +37,8 @@ from .rows import (check_exits, new_run_id, report, Results, stream_lines)
 from .guest import (GUEST_THP, guest_command, guest_ram_on_host_pool,
                     run_guest)
 from .native import (AFTER, ORACLE_ATTEMPTS, ORACLES, chase_hop_rows,
-                     check_chase_oracle, minichase, oracle_verdict, run_native)
+                     check_chase_oracle, check_gups_oracle, minichase,
+                     minigups, oracle_verdict, run_native)
 from .walk import walk_cost
 from .check import BadInput
 from .cli import (ARM64_NO_REALPROG, ARM64_PRESET, RunPlan, first_meta, main,

@@ -205,9 +205,120 @@ def check_chase_hop(res, bindir, hop):
     return 2 if bad else 0
 
 
+# gups's oracle (issue 34, point 3): tests/bench/minigups.c, HPCC's
+# RandomAccess written again with nothing of bench/ (its own LFSR, its
+# lanes' starts found by stepping the stream), one untimed and one timed
+# pass, both verified.  After a native run it runs ORACLE_RUNS times on the
+# page size of each backing gups measured (4 KB and 2 MB: minigups has no
+# 1 GB kind), pinned to gups's CPU, at gups's largest size from
+# GUPS_ORACLE_MIN to GUPS_ORACLE_MAX (smaller tables live in the caches);
+# gups's ns_per_update (the median of its repetitions) must lie within the
+# oracle's range over one attempt, widened by ORACLE_TOLERANCE, as the
+# chase's; and minigups's own verification must find no error.
+GUPS_ORACLE_KINDS = {4: "4k", KB_2M: "2m"}
+
+GUPS_ORACLE_MIN, GUPS_ORACLE_MAX = 64 * MB, 256 * MB
+
+
+def minigups(bindir, kind, wss, runs=ORACLE_RUNS, cpu=None):
+    """([ns per update of each of runs runs of minigups], None) or (None,
+    why); cpu: the one CPU it runs on (None: wherever the scheduler puts
+    it)."""
+    got, exe = [], os.path.join(bindir, "minigups")
+    if not os.access(exe, os.X_OK):
+        return None, "%s is not built (make bench-native builds it)" % exe
+    pin = None if cpu is None else \
+        (lambda: os.sched_setaffinity(0, {cpu}))
+    for _ in range(runs):
+        p = subprocess.run([exe, kind, str(wss)], capture_output=True,
+                           text=True, preexec_fn=pin)
+        m = re.match(r"ns_per_update ([0-9.]+)\nerrors 0\n", p.stdout)
+        if p.returncode or not m:
+            return None, (p.stderr.strip() or p.stdout.strip() or
+                          "exit %d" % p.returncode)
+        got.append(float(m.group(1)))
+    return got, None
+
+
+def check_gups_oracle(res, bindir):
+    """minigups against gups's rows in res (meta.json gups_oracle): 0, or
+    2 on a disagreement (after ORACLE_ATTEMPTS rounds of oracle runs)."""
+    try:
+        with open(res.csv_path("gups")) as f:
+            rows = [r for r in csv.DictReader(f)
+                    if GUPS_ORACLE_MIN <= int(r["table_bytes"]) <=
+                    GUPS_ORACLE_MAX]
+    except OSError:
+        rows = []
+    if not rows:
+        res.meta["gups_oracle"] = {
+            "backings": {},
+            "reason": "not checked: no gups table from %d to %d MB"
+                      % (GUPS_ORACLE_MIN // MB, GUPS_ORACLE_MAX // MB)}
+        res.write_meta()
+        return 0
+    wss = max(int(r["table_bytes"]) for r in rows)
+    rows = [r for r in rows if int(r["table_bytes"]) == wss]
+    cpu = res.meta.get("method", {}).get("per_bench", {}).get(
+        "gups", {}).get("cpu_pinned")
+    cpu = cpu if isinstance(cpu, int) and cpu >= 0 else None
+    runs, why, out = {}, {}, {}
+    for attempt in range(1, ORACLE_ATTEMPTS + 1):
+        for kb in {int(r["page_kb"]) for r in rows}:
+            if kb not in GUPS_ORACLE_KINDS or kb in why:
+                why.setdefault(kb, "no oracle for %d kB pages" % kb)
+                continue
+            got, err = minigups(bindir, GUPS_ORACLE_KINDS[kb], wss, cpu=cpu)
+            if err:
+                why[kb] = err
+            else:
+                runs[kb] = got
+        out = {}
+        for r in rows:
+            kb = int(r["page_kb"])
+            if kb in runs:
+                v = oracle_verdict(float(r["ns_per_update"]), runs[kb])
+                v["gups_ns"] = v.pop("chase_ns")
+            else:
+                v = {"agree": None, "reason": why[kb]}
+            out[r["backing"]] = dict(v, page_kb=kb)
+        if all(v["agree"] is not False for v in out.values()):
+            break
+    res.meta["gups_oracle"] = {
+        "table_bytes": wss, "tolerance": ORACLE_TOLERANCE,
+        "attempts": attempt,
+        "source": "native wall time: %d runs of build/bench/minigups per "
+                  "attempt, each a new mapping, %s" % (
+                      ORACLE_RUNS, "unpinned (gups's CPU is not known)"
+                      if cpu is None else "pinned to CPU %d as gups was"
+                      % cpu),
+        "cpu": cpu, "backings": out}
+    bad = sorted(b for b, v in out.items() if v["agree"] is False)
+    load = os.getloadavg()[0]
+    if bad:
+        msg = "gups disagrees with its oracle (minigups) by over %d %% at " \
+            "a %d-byte table: %s" % (ORACLE_TOLERANCE * 100, wss, ", ".join(
+                "%s %.2f ns vs %.2f to %.2f ns" % (
+                    b, out[b]["gups_ns"], out[b]["oracle_ns_min"],
+                    out[b]["oracle_ns_max"]) for b in bad))
+        if load > (os.cpu_count() or 1):
+            res.meta.setdefault("notes", []).append(
+                msg + "; not judged (neither passed nor failed): load "
+                "average %.1f on %d CPUs" % (load, os.cpu_count() or 1))
+            bad = []
+        else:
+            res.meta["errors"].append(msg)
+    res.meta["gups_oracle"]["load_average"] = load
+    print("bench: gups oracle at a %d-byte table: %s" % (wss, ", ".join(
+        "%s %s" % (b, v.get("ratio", v.get("reason")))
+        for b, v in sorted(out.items()))), flush=True)
+    res.write_meta()
+    return 0 if not bad else 2
+
+
 # A benchmark's independent check after its native run: 0, or an exit
 # status that fails the run.
-ORACLES = {"chase": check_chase_oracle}
+ORACLES = {"chase": check_chase_oracle, "gups": check_gups_oracle}
 
 # What a benchmark's native run measures after it (and after its oracle),
 # given its command; it records its result or why there is none in

@@ -292,6 +292,35 @@ def tlbreach_sizes(lo, hi, per_octave=4):
     return ",".join(out)
 
 
+# GUPS (bench/gups.c, HPCC RandomAccess): tables of powers of two (HPCC's
+# rule; the binary takes the largest that fits a size), every pass of
+# 4 x table-size updates followed by HPCC's verification, which reruns
+# them: a repetition costs two passes, and --warmup 0 --reps 3 with the
+# runner's warm pass before each timed one makes 12.  Under TCG an update
+# costs about 100 ns (an estimate from streamk's TCG time: about 40 ns per
+# 8-byte access), so the quick guest's 64K, 1M and 4M take about 3 s a
+# backing, some 25 s for its seven: the pipeline, not a TLB (TCG's time).
+# Natively 256 MB (1 GB full) is far past the 4 KB pages' TLB reach and
+# well inside 2 MB pages': 128M updates, about 2 s a pass there.
+GUPS_SIZES = {
+    ("quick", True): "64K,1M,4M",
+    ("quick", False): "64K,1M,16M,256M",
+    ("full", True): "64K,256K,1M,4M,16M",
+    ("full", False): "64K,256K,1M,4M,16M,64M,256M,1G",
+}
+
+
+def gups_args(name, guest, top=None):
+    """gups's arguments for the quick or full profile; top: the largest
+    size the profile's pools hold (full's natively), which caps its
+    sizes."""
+    sizes = [x for x in GUPS_SIZES[(name, guest)].split(",")
+             if top is None or size_bytes(x) <= top]
+    reps = ["--reps", "3", "--warmup", "0"] if name == "quick" or guest \
+        else ["--reps", "5", "--warmup", "1"]
+    return ["--sizes", ",".join(sizes)] + reps
+
+
 def tiny_profile():
     return {
         "chase": ["--sizes", "16K,1M,8M", "--reps", "2", "--warmup", "1",
@@ -304,6 +333,7 @@ def tiny_profile():
                 "--hops", "16K"],
         "tlbreach": ["--sizes", "64K,1M,8M", "--reps", "2", "--warmup",
                      "1", "--hops", "16K"],
+        "gups": ["--sizes", "64K,1M", "--reps", "2", "--warmup", "0"],
         "runner": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1"],
         REALPROG: ["--corpus", "64K", "--reps", "1", "--sample-ms", "500"],
         "max_bytes": 8 * MB, "timeout": 600, "notes": [],
@@ -332,6 +362,7 @@ def quick_profile(guest, c, arch, reaches):
                      "--reps", "3", "--warmup", "1", "--hops", "16K"]
         if guest else ["--sizes", tlbreach_sizes(16 << 10, 512 * MB),
                        "--reps", "9", "--warmup", "1"],
+        "gups": gups_args("quick", guest),
         "runner": ["--sizes", stream_sizes, "--reps", "5", "--warmup", "1"],
         # 512K: about 20 s of TCG for the six backings
         REALPROG: ["--corpus", "512K", "--reps", "1", "--sample-ms", "1000"]
@@ -387,6 +418,7 @@ def full_profile(guest, mem_available, reaches):
                 "--reps", "7", "--warmup", "1", "--hops", "1M"],
         "tlbreach": ["--sizes", tlbreach_sizes(16 << 10, top), "--reps",
                      "11", "--warmup", "1", "--max-pages", "64K"],
+        "gups": gups_args("full", guest, top),
         "runner": ["--min", "16K", "--max", str(top), "--reps", "5",
                    "--warmup", "1"],
         REALPROG: ["--corpus", "2M", "--reps", "1", "--sample-ms", "1000"]
@@ -451,7 +483,7 @@ def override_sizes(p, sizes, arch="x86_64", top=None):
     sizes`)."""
     top = top or max(size_bytes(x) for x in sizes.split(","))
     p["notes"] = []
-    for b in ("chase", "stream", "streamk", "mlp", "runner"):
+    for b in ("chase", "stream", "streamk", "mlp", "gups", "runner"):
         a = list(p[b])
         for opt in ("--sizes", "--min", "--max"):
             if opt in a:

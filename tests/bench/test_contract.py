@@ -54,10 +54,10 @@ class TestContract(unittest.TestCase):
         self.assertEqual(len(names), len(set(names)))
         # benchtool, realprog (the real-program step's driver) and
         # streamk-native (streamk built for this host's CPU, bench.mk) and
-        # minichase (the chase's oracle)
+        # minichase and minigups (the chase's and gups's oracles)
         built = sorted(f for f in os.listdir(BINDIR)
                        if f not in ("benchtool", "realprog", "streamk-native",
-                                    "minichase") and
+                                    "minichase", "minigups") and
                        "." not in f and
                        os.access(os.path.join(BINDIR, f), os.X_OK))
         self.assertEqual(sorted(names), built)
