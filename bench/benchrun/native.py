@@ -182,25 +182,35 @@ def check_chase_hop(res, bindir, hop):
         "cpu": cpu,
         "backings": out}
     bad = sorted(b for b, v in out.items() if v["agree"] is False)
+    msg = bad and "chase (%s hop) disagrees with its oracle (minichase) " \
+        "by over %d %% at %d bytes: %s" % (hop, ORACLE_TOLERANCE * 100, wss,
+                                          ", ".join(
+            "%s %.1f ns vs %.1f to %.1f ns" % (
+                b, out[b]["chase_ns"], out[b]["oracle_ns_min"],
+                out[b]["oracle_ns_max"]) for b in bad))
+    return settle(res, key, msg, "chase oracle (%s hop) at %d bytes"
+                  % (hop, wss))
+
+
+def settle(res, key, msg, what):
+    """The end of an oracle's check, its verdicts in res.meta[key]:
+    msg, a disagreement (or nothing), fails the run (meta.json errors),
+    unless the load average is above the CPU count: then it is a note,
+    as wall time means little there.  Prints each backing's ratio or
+    why none; 0, or 2 on a disagreement judged."""
     load = os.getloadavg()[0]
-    if bad:
-        msg = "chase (%s hop) disagrees with its oracle (minichase) by " \
-            "over %d %% at %d bytes: %s" % (hop, ORACLE_TOLERANCE * 100, wss,
-                                           ", ".join(
-                "%s %.1f ns vs %.1f to %.1f ns" % (
-                    b, out[b]["chase_ns"], out[b]["oracle_ns_min"],
-                    out[b]["oracle_ns_max"]) for b in bad))
-        if load > (os.cpu_count() or 1):
-            res.meta.setdefault("notes", []).append(
-                msg + "; not judged (neither passed nor failed): load "
-                "average %.1f on %d CPUs" % (load, os.cpu_count() or 1))
-            bad = []
-        else:
-            res.meta["errors"].append(msg)
+    bad = bool(msg)
+    if bad and load > (os.cpu_count() or 1):
+        res.meta.setdefault("notes", []).append(
+            msg + "; not judged (neither passed nor failed): load "
+            "average %.1f on %d CPUs" % (load, os.cpu_count() or 1))
+        bad = False
+    elif bad:
+        res.meta["errors"].append(msg)
     res.meta[key]["load_average"] = load
-    print("bench: chase oracle (%s hop) at %d bytes: %s" % (hop, wss, ", ".join(
+    print("bench: %s: %s" % (what, ", ".join(
         "%s %s" % (b, v.get("ratio", v.get("reason")))
-        for b, v in sorted(out.items()))), flush=True)
+        for b, v in sorted(res.meta[key]["backings"].items()))), flush=True)
     res.write_meta()
     return 2 if bad else 0
 
@@ -294,26 +304,13 @@ def check_gups_oracle(res, bindir):
                       % cpu),
         "cpu": cpu, "backings": out}
     bad = sorted(b for b, v in out.items() if v["agree"] is False)
-    load = os.getloadavg()[0]
-    if bad:
-        msg = "gups disagrees with its oracle (minigups) by over %d %% at " \
-            "a %d-byte table: %s" % (ORACLE_TOLERANCE * 100, wss, ", ".join(
-                "%s %.2f ns vs %.2f to %.2f ns" % (
-                    b, out[b]["gups_ns"], out[b]["oracle_ns_min"],
-                    out[b]["oracle_ns_max"]) for b in bad))
-        if load > (os.cpu_count() or 1):
-            res.meta.setdefault("notes", []).append(
-                msg + "; not judged (neither passed nor failed): load "
-                "average %.1f on %d CPUs" % (load, os.cpu_count() or 1))
-            bad = []
-        else:
-            res.meta["errors"].append(msg)
-    res.meta["gups_oracle"]["load_average"] = load
-    print("bench: gups oracle at a %d-byte table: %s" % (wss, ", ".join(
-        "%s %s" % (b, v.get("ratio", v.get("reason")))
-        for b, v in sorted(out.items()))), flush=True)
-    res.write_meta()
-    return 0 if not bad else 2
+    msg = bad and "gups disagrees with its oracle (minigups) by over %d %% " \
+        "at a %d-byte table: %s" % (ORACLE_TOLERANCE * 100, wss, ", ".join(
+            "%s %.2f ns vs %.2f to %.2f ns" % (
+                b, out[b]["gups_ns"], out[b]["oracle_ns_min"],
+                out[b]["oracle_ns_max"]) for b in bad))
+    return settle(res, "gups_oracle", msg,
+                  "gups oracle at a %d-byte table" % wss)
 
 
 # A benchmark's independent check after its native run: 0, or an exit
