@@ -22,6 +22,7 @@ machine (noise moves either side into the band as easily as out of it):
 judge(..., strict=True) judges busy tries neither way.
 """
 import os
+import statistics
 import time
 
 QUIET_CPUS = 0.25     # others' CPUs, averaged over a try, below which it judges
@@ -104,3 +105,25 @@ def verdict(test, judged, what):
                       "test-timing):\n  %s"
                       % (what, sum("not judged" in n for n in notes),
                          len(notes), QUIET_CPUS, "\n  ".join(notes)))
+
+
+def paired(ours, oracle, runs):
+    """An instrument against its oracle in runs pairs run back to back,
+    in turn which goes first: ours() -> (ns, the CPU it pinned itself
+    to), oracle(cpu) -> ns on that CPU (when the oracle goes first, the
+    last pair's).  Pairs on one CPU, because a VM's vCPUs differ from each
+    other and from minute to minute (tests/bench/test_chase_oracle.py).
+    Returns (the median of the pairs' ratios, ours' median, the oracle's
+    median, the CPU)."""
+    ratios, a, b, cpu = [], [], [], -1
+    for n in range(runs):
+        if n % 2:
+            theirs = oracle(cpu)
+        ns, cpu = ours()
+        if not n % 2:
+            theirs = oracle(cpu)
+        a.append(ns)
+        b.append(theirs)
+        ratios.append(ns / theirs)
+    return (statistics.median(ratios), statistics.median(a),
+            statistics.median(b), cpu)

@@ -24,7 +24,6 @@ import glob
 import os
 import shutil
 import stat
-import statistics
 import sys
 import tempfile
 import unittest
@@ -130,24 +129,13 @@ class BothHops(unittest.TestCase):
         def measure():
             detail, ok = [], True
             for b, kind in self.pairs():
-                ratios, suite, oracle = [], [], []
-                for n in range(self.RUNS):
-                    if n % 2:   # cpu: where the last pair's chase ran
-
-                        mini = self.minichase(kind, hop, cpu)
-                    ns, cpu = chase_median(b, chase_wss, hop)
-                    if not n % 2:
-                        mini = self.minichase(kind, hop, cpu)
-                    suite.append(ns)
-                    oracle.append(mini)
-                    ratios.append(ns / mini)
-                r = statistics.median(ratios)
+                r, a, o, cpu = quiet.paired(
+                    lambda: chase_median(b, chase_wss, hop),
+                    lambda cpu: self.minichase(kind, hop, cpu), self.RUNS)
                 ok &= (abs(r - 1) <= TOLERANCE) is want_agree
                 detail.append("%s %.1f ns vs minichase %s %.1f ns on CPU "
                               "%d (pairs' median ratio %+.0f %%)"
-                              % (b, statistics.median(suite), kind,
-                                 statistics.median(oracle), cpu,
-                                 100 * (r - 1)))
+                              % (b, a, kind, o, cpu, 100 * (r - 1)))
             return ok, ", ".join(detail)
         quiet.verdict(self, quiet.judge(measure, self.TRIES, strict=True),
                       "the chase's %s hop at %d MB %s minichase's at %d MB "

@@ -21,7 +21,6 @@ import csv
 import os
 import shutil
 import stat
-import statistics
 import subprocess
 import tempfile
 import unittest
@@ -99,24 +98,13 @@ class AgainstMinigups(unittest.TestCase):
         def measure():
             detail, ok = [], True
             for b, kind in self.pairs():
-                ratios, ours, theirs = [], [], []
-                cpu = -1
-                for n in range(self.RUNS):
-                    if n % 2:
-                        mini = minigups(kind, self.WSS, cpu)
-                    ns, cpu = gups_median(b, gups_wss)
-                    if not n % 2:
-                        mini = minigups(kind, self.WSS, cpu)
-                    ours.append(ns)
-                    theirs.append(mini)
-                    ratios.append(ns / mini)
-                r = statistics.median(ratios)
+                r, ours, theirs, cpu = quiet.paired(
+                    lambda: gups_median(b, gups_wss),
+                    lambda cpu: minigups(kind, self.WSS, cpu), self.RUNS)
                 ok &= (abs(r - 1) <= self.TOLERANCE) is want_agree
                 detail.append("%s %.2f ns/update vs minigups %s %.2f on CPU "
                               "%d (pairs' median ratio %+.0f %%)"
-                              % (b, statistics.median(ours), kind,
-                                 statistics.median(theirs), cpu,
-                                 100 * (r - 1)))
+                              % (b, ours, kind, theirs, cpu, 100 * (r - 1)))
             return ok, ", ".join(detail)
         quiet.verdict(self, quiet.judge(measure, self.TRIES, strict=True),
                       "gups at %d MB %s minigups at %d MB within 10 %%"

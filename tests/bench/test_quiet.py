@@ -76,6 +76,30 @@ class FakeLoad:
     quiet = quiet.Others.quiet
 
 
+class TestPaired(unittest.TestCase):
+    def test_pairs_back_to_back_on_the_instruments_cpu(self):
+        """Each ratio is of one pair (drift between pairs cancels), the
+        oracle runs on the CPU the instrument pinned itself to, and which
+        goes first alternates."""
+        order, ours_ns = [], iter([10, 20, 30, 40, 50])
+        theirs_ns = iter([10, 20, 30, 40, 25])
+
+        def ours():
+            order.append("ours")
+            return next(ours_ns), 3
+
+        def oracle(cpu):
+            order.append("oracle@%d" % cpu)
+            return next(theirs_ns)
+
+        r, a, o, cpu = quiet.paired(ours, oracle, 5)
+        # ratios 1, 1, 1, 1, 2: the median pair agrees; medians 30, 25
+        self.assertEqual((r, a, o, cpu), (1.0, 30, 25, 3))
+        self.assertEqual(order, ["ours", "oracle@3", "oracle@3", "ours",
+                                 "ours", "oracle@3", "oracle@3", "ours",
+                                 "ours", "oracle@3"])
+
+
 class TestJudge(unittest.TestCase):
     def judge(self, loads, results, strict=False):
         FakeLoad.loads = list(loads)
