@@ -364,7 +364,7 @@ static int group_start(const struct bench_ctx *x, struct group *g, int kind,
 		l->i = i;
 		l->g = g;
 		l->m.addr = NULL;
-		if (backing_map(x->b, load_bytes, MAP_F_POPULATE, &l->m, why, wn))
+		if (backing_map(x->b, load_bytes, 0, &l->m, why, wn))
 			return -1;
 		memset(l->m.addr, 1, l->m.len);
 		if (backing_verify(&l->m, &kb, why, wn))
