@@ -31,12 +31,14 @@ row(b, l) = strcol("backing") eq b && strcol("load") eq l && \
 N2 = 2 * (NB > 0 ? NB : 1)
 array U[N2]; array UL[N2]; array UH[N2]
 array L[N2]; array LL[N2]; array LH[N2]; array F[N2]
+# (a row's values are never negative: -1 stands for "no row", so that stats
+# always has points and never warns)
 val(b, l, c) = "undefine STATS_*; stats DATA using (row('" . b . "', '" . l . "') ? column('" . c . \
-               "') : NaN) nooutput; V = exists('STATS_max') ? STATS_max : NaN"
+               "') : -1) nooutput; V = exists('STATS_max') && STATS_max >= 0 ? STATS_max : NaN"
 YMAX = 0
-array NK[2]
+array NK[2]; array NL[2]
 do for [k=1:2] {
-    NK[k] = 0
+    NK[k] = 0; NL[k] = 0
     do for [i=1:NB] {
         b = word(BACKINGS, i); l = word(LOADS, k); j = (k - 1) * NB + i
         eval val(b, l, "flagged"); F[j] = V
@@ -47,6 +49,7 @@ do for [k=1:2] {
         eval val(b, l, "ns_loaded_min"); LL[j] = F[j] == 0 ? V : NaN
         eval val(b, l, "ns_loaded_max"); LH[j] = F[j] == 0 ? V : NaN
         NK[k] = NK[k] + (U[j] == U[j] ? 1 : 0)
+        NL[k] = NL[k] + (L[j] == L[j] ? 1 : 0)
         YMAX = UH[j] == UH[j] && UH[j] > YMAX ? UH[j] : YMAX
         YMAX = LH[j] == LH[j] && LH[j] > YMAX ? LH[j] : YMAX
     }
@@ -56,20 +59,29 @@ if (YMAX <= 0) { YMAX = 1 }
 set key top left
 set style fill solid 0.8 border lc rgb "#333333"
 set boxwidth 0.36 absolute
-set samples 2
 AXES = "set border 3; set xtics border out nomirror () rotate by 30 right scale 0 font ',10'; " . \
        "set ytics border out nomirror; do for [i=1:NB] { set xtics add (word(BACKINGS, i) i) }; " . \
        "set xrange [0.4:NB + 0.6]; set yrange [0:YMAX * 1.15]"
-# bars of load kind k: unloaded left of each backing's tick, loaded right
-PANEL(k) = "for [i=1:NB] '+' using (i - 0.19):(U[(" . k . " - 1) * NB + i]) every ::0::0 with boxes " . \
-           "lc rgb bcolor(word(BACKINGS, i)) fs solid 0.25 title (i == 1 ? 'unloaded' : ''), " . \
-           "for [i=1:NB] '+' using (i - 0.19):(U[(" . k . " - 1) * NB + i]):(UL[(" . k . " - 1) * NB + i]):" . \
-           "(UH[(" . k . " - 1) * NB + i]) every ::0::0 with yerrorbars lc rgb '#333333' pt 0 notitle, " . \
-           "for [i=1:NB] '+' using (i + 0.19):(L[(" . k . " - 1) * NB + i]) every ::0::0 with boxes " . \
-           "lc rgb bcolor(word(BACKINGS, i)) fs solid 0.85 title (i == 1 ? 'loaded' : ''), " . \
-           "for [i=1:NB] '+' using (i + 0.19):(L[(" . k . " - 1) * NB + i]):(LL[(" . k . " - 1) * NB + i]):" . \
-           "(LH[(" . k . " - 1) * NB + i]) every ::0::0 with yerrorbars lc rgb '#333333' pt 0 notitle"
+# Each backing's colour as a number, for "lc rgb variable".
+array COL[NB > 0 ? NB : 1]
+do for [i=1:NB] { eval "COL[i] = 0x" . bcolor(word(BACKINGS, i))[2:7] }
+# Bars of load kind k, one series each over i = 1..NB (a backing without a
+# value is a NaN point of it): unloaded left of each backing's tick,
+# loaded right; a series only where the panel has a value of it.
+J(k) = "(" . k . " - 1) * NB + int($1)"
+UBARS(k) = "[ml_=1:NB:1] '+' using ($1 - 0.19):(U[" . J(k) . "]):(0.36):(COL[int($1)]) with boxes " . \
+           "lc rgb variable fs solid 0.25 title 'unloaded', " . \
+           "[ml_=1:NB:1] '+' using ($1 - 0.19):(U[" . J(k) . "]):(UL[" . J(k) . "]):(UH[" . J(k) . "]) " . \
+           "with yerrorbars lc rgb '#333333' pt 0 notitle"
+LBARS(k) = "[ml_=1:NB:1] '+' using ($1 + 0.19):(L[" . J(k) . "]):(0.36):(COL[int($1)]) with boxes " . \
+           "lc rgb variable fs solid 0.85 title 'loaded', " . \
+           "[ml_=1:NB:1] '+' using ($1 + 0.19):(L[" . J(k) . "]):(LL[" . J(k) . "]):(LH[" . J(k) . "]) " . \
+           "with yerrorbars lc rgb '#333333' pt 0 notitle"
+PANEL(k) = (NK[k] > 0 ? UBARS(k) : "") . (NK[k] > 0 && NL[k] > 0 ? ", " : "") . \
+           (NL[k] > 0 ? LBARS(k) : "")
 
+# the '+' pseudo-file has no header line (common.gp reads DATA's)
+set datafile nocolumnheaders
 do for [fmt in OUTFMTS] {
     eval TERM(fmt)
     eval SET_HEAD
@@ -89,7 +101,7 @@ do for [fmt in OUTFMTS] {
             }
         }
         if (NK[k] > 0) {
-            eval "plot " . PANEL(k)
+            eval "plot sample " . PANEL(k)
         } else {
             set label 89 "no rows of this load" at graph 0.5, graph 0.5 center
             plot 2 notitle lc rgb "#ffffff"
