@@ -353,14 +353,19 @@ def multiload_args(name, guest, max_bytes, cpus=None):
     """multiload's arguments: its working set, and each load thread's
     buffer: what max_bytes leaves beside the working set over the load
     threads (one on each CPU but the chase's), whole 2 MB, at most the
-    table's.  cpus: the machine's (the guest's GUEST_CPUS)."""
+    table's; fewer threads (--load-threads) where the pool holds no 2 MB
+    buffer for each.  cpus: the machine's (the guest's GUEST_CPUS)."""
     wss, load, rest = MULTILOAD[name if name == "tiny" else (name, guest)]
     wss = min(size_bytes(wss), max_bytes // 2)
     cpus = GUEST_CPUS if guest else (cpus or len(os.sched_getaffinity(0)))
     threads = max(cpus - 1, 1)
+    # fewer threads where the pool holds no 2 MB buffer for each (tiny's)
+    fit = max((max_bytes - wss) // (2 * MB), 1)
+    few = ["--load-threads", str(fit)] if fit < threads else []
+    threads = min(threads, fit)
     each = (max_bytes - wss) // threads // (2 * MB) * (2 * MB)
     load = max(min(size_bytes(load), each), 2 * MB)
-    return ["--sizes", str(wss), "--load-bytes", str(load)] + rest
+    return ["--sizes", str(wss), "--load-bytes", str(load)] + few + rest
 
 
 def add_multiload(p, name, guest, cpus=None):

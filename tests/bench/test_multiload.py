@@ -174,6 +174,8 @@ class Profiles(unittest.TestCase):
                     wss, load = self.arg(a, "--sizes"), self.arg(a, "--load-bytes")
                     n = 1 if mode == "guest" else (cpus or len(os.sched_getaffinity(0))) - 1
                     n = max(n, 1)
+                    if "--load-threads" in a:
+                        n = int(a[a.index("--load-threads") + 1])
                     self.assertLessEqual(wss + n * load, p["max_bytes"], (name, mode, cpus))
                     self.assertEqual(load % (2 * MB), 0)
         p = run_py.profile("quick", "native", mem_available=8 << 30)
