@@ -48,9 +48,11 @@
  *                   than NOISE: loading the other CPUs cannot speed the
  *                   chase up, so a faster "loaded" chase is an instrument
  *                   fault (or noise larger than the row claims)
- * --distort idle|fake|early distorts the load (a test of these checks:
- * idle threads spin without loading or counting, fake ones count chunks
- * they did not read, early ones stop after one chunk).
+ * --distort idle|fake|early|short distorts the instrument (a test of
+ * these checks: idle threads spin without loading or counting, fake ones
+ * count chunks they did not read, early ones stop after one chunk; short
+ * chases half the hops a loaded chase counts; nowrite: copy reads and
+ * writes nothing).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -82,9 +84,10 @@
 enum { LOAD_READ, LOAD_COPY, NLOADS };
 static const char *const load_names[] = { "read", "copy", NULL };
 static const char *const hop_names[] = { "line", "page", "both", NULL };
-enum { DISTORT_NONE, DISTORT_IDLE, DISTORT_FAKE, DISTORT_EARLY };
+enum { DISTORT_NONE, DISTORT_IDLE, DISTORT_FAKE, DISTORT_EARLY,
+       DISTORT_SHORT, DISTORT_NOWRITE };
 static const char *const distort_names[] = { "none", "idle", "fake", "early",
-					     NULL };
+					     "short", "nowrite", NULL };
 
 static int hop_choice;			/* line */
 static const char all_loads[] = "read,copy";
@@ -161,7 +164,7 @@ static uint64_t stream_chunk(struct loader *l, size_t c, uint64_t p)
 	const uint64_t *src = l->buf + o;
 	uint64_t s = 0;
 
-	if (l->kind == LOAD_COPY) {
+	if (l->kind == LOAD_COPY && distort != DISTORT_NOWRITE) {
 		uint64_t *dst = l->out + o;
 
 		for (i = 0; i < w; i++) {
@@ -460,7 +463,7 @@ static double loaded(struct group *g, void ***p,
 	release(g, PH_GO);
 	snap(g, before);
 	t0 = now_ns();
-	*p = chase_blocks(*p, blocks);
+	*p = chase_blocks(*p, distort == DISTORT_SHORT ? blocks / 2 : blocks);
 	t1 = now_ns();
 	snap(g, after);
 	halt(g);
@@ -733,10 +736,12 @@ static const struct bench_opt multiload_opts[] = {
 	  .dst = &load_threads, .min = 0,
 	  .help = "load threads (0: one on every allowed CPU but the "
 	  "chase's)" },
-	{ .name = "distort", .arg = "none|idle|fake|early",
+	{ .name = "distort", .arg = "none|idle|fake|early|short|nowrite",
 	  .kind = OPT_CHOICE, .dst = &distort, .choices = distort_names,
 	  .help = "a test of the checks: idle threads load nothing, fake ones "
-	  "count chunks they did not read, early ones stop after one (none)" },
+	  "count chunks they did not read, early ones stop after one, short "
+	  "loaded chases run half their hops, nowrite copies read only "
+	  "(none)" },
 	{ 0 },
 };
 
