@@ -331,10 +331,11 @@ def gups_args(name, guest, top=None):
 # guest); the binary skips a backing whose pool cannot hold them (1 GB
 # pages: a page a thread) and says so.  A repetition is two chases of
 # --hops hops.  Under TCG a hop costs about 300 ns (machine.md's chase),
-# so the quick guest's 64K hops x 2 x 4 (3 reps, 1 warmup) x 2 loads x 7
-# backings are about 2 s, and the fills (one mix64 per word of 16 MB per
-# point, an estimate of 30 ns each under TCG) about 1 s more: the
-# pipeline, not a TLB (TCG's time).
+# so the quick guest's 64K hops x 2 chases x 5 repetitions (3, 1 warmup
+# and multiload's own warm one) x 2 loads x 7 backings are about 5.5 s,
+# and the fills (one mix64 per word of 16 MB per point, an estimate of
+# 30 ns each under TCG) about 1 s more: the pipeline, not a TLB (TCG's
+# time).
 MULTILOAD = {
     "tiny": ("4M", "4M", ["--reps", "2", "--warmup", "0", "--hops", "16K",
                           "--load", "read"]),
