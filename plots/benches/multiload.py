@@ -6,6 +6,7 @@ section: each backing's loaded latency against devzero's, and what the
 load cost each backing's chase."""
 from bench import contract
 from plots.parts import Job, Parts, Section
+from plots.benches._fixture import MB, STLB, cache_ns, miss_per_1k
 from plots.table import baseline, fmt_bytes, fmt_num, fnum, order_key
 
 ORDER = 67
@@ -104,3 +105,28 @@ def parts(run):
     return Parts([Job("multiload", "multiload.gp", ml.path, ml.backings(), timing=run.timing,
                       extra="%d %s" % (pt[0], pt[1]))],
                  [section_of(ml, run.meta)])
+
+
+def fixture(spec, rng):
+    """Invented multiload rows for the plot tests: at 256 MB, line hop,
+    the chase's plateau plus a page walk per TLB miss, unloaded; loaded
+    30 % (read) and 50 % (copy) slower, the load 10 and 16 GB/s."""
+    rows = []
+    wss = 256 * MB
+    for b, pk in spec.backings:
+        walks = miss_per_1k(wss, pk, STLB[pk]) / 1000.0
+        un = (cache_ns(wss, spec.scale) + spec.walk_ns * walks) * rng.uniform(0.97, 1.03)
+        for load, slow, gbps in (("read", 1.3, 10.0), ("copy", 1.5, 16.0)):
+            ld = un * slow
+            rows.append(dict(backing=b, page_kb=pk, wss_bytes=wss, hop="line", load=load,
+                             load_threads=1, ns_unloaded=round(un, 3),
+                             ns_loaded=round(ld, 3), ratio=round(ld / un, 4),
+                             load_gbps=gbps, solo_gbps=gbps * 1.1, coverage=1.0,
+                             thread_share_min=0.9, load_verified=1, flags="ok", flagged=0,
+                             ns_unloaded_min=round(un * 0.98, 3),
+                             ns_unloaded_max=round(un * 1.03, 3),
+                             ns_loaded_min=round(ld * 0.97, 3),
+                             ns_loaded_max=round(ld * 1.05, 3), cv_unloaded=0.01,
+                             cv_loaded=0.02, reps=5, hops=1 << 20, load_bytes=64 * MB,
+                             chase_cpu=1, load_cpus="0"))
+    return rows
