@@ -54,9 +54,11 @@ def section_of(ml, meta):
                 r = mine[b]
                 un, ld = fnum(r["ns_unloaded"]), fnum(r["ns_loaded"])
                 flagged = fnum(r.get("flagged")) != 0
+                cv = "%.2f/%.2f" % (fnum(r.get("cv_unloaded")) or 0,
+                                    fnum(r.get("cv_loaded")) or 0)
                 if flagged:
                     out.append([b, load, fmt_num(un, "ns"), "flagged", "", "",
-                                "", r.get("flags", "")])
+                                "", cv, r.get("flags", "")])
                     continue
                 if b == base:
                     vs = "baseline"
@@ -66,7 +68,7 @@ def section_of(ml, meta):
                     vs = "n/a"
                 out.append([b, load, fmt_num(un, "ns"), fmt_num(ld, "ns"),
                             f"x{fnum(r['ratio']):.2f}", f"{fnum(r['load_gbps']):.2f}", vs,
-                            "ok"])
+                            cv, "ok"])
     title = f"Loaded latency: each backing's chase while the other CPUs stream, against {base}"
     if not contract.timing_is_hardware(src):
         title += f" ({contract.timing_label(src)}: not what a CPU does)"
@@ -75,10 +77,11 @@ def section_of(ml, meta):
                    "repetitions, each an unloaded and a loaded chase; wall time, emulated under "
                    "TCG), ratio = loaded/unloaded, load_gbps = bytes the load threads moved (read "
                    "+ written) in the loaded chases' windows; vs " + base + ": loaded ns against "
-                   f"{base}'s under the same load; flagged rows (uncovered, unverified, "
+                   f"{base}'s under the same load; cv: the repetitions' spread, unloaded/"
+                   "loaded (a shared machine's noise shows there first); flagged rows (uncovered, unverified, "
                    "below_floor, below_unloaded) compare nothing",
                    ["backing", "load", "unloaded", "loaded", "ratio", "load GB/s",
-                    f"loaded vs {base}", "checks"], out, RANK)
+                    f"loaded vs {base}", "cv", "checks"], out, RANK)
 
 
 def parts(run):

@@ -96,19 +96,21 @@ class MultiloadFigure(unittest.TestCase):
         self.assertNotIn("not what a CPU does", sec[0])
         by = self.by(sec)
         self.assertEqual(by[("devzero", "read")][2:], ["100", "ns", "150", "ns", "x1.50",
-                                                       "10.00", "baseline", "ok"])
+                                                       "10.00", "baseline", "0.01/0.02",
+                                                       "ok"])
         # devhugetlb loaded 80 against devzero's 150 under read: -70 ns, -47 %
         self.assertEqual(by[("devhugetlb", "read")][4:], ["80.0", "ns", "x1.33", "10.00",
-                                                          "-70.0", "ns", "(-47%)", "ok"])
+                                                          "-70.0", "ns", "(-47%)", "0.01/0.02",
+                                                          "ok"])
         self.assertEqual(by[("thp", "copy")][6:], ["x1.50", "10.00", "-77.0", "ns", "(-45%)",
-                                                   "ok"])
+                                                   "0.01/0.02", "ok"])
 
     def test_a_flagged_row_is_neither_drawn_nor_compared(self):
         run = self.make_run("kvm", flagged={("thp", "read"): "uncovered;below_floor"})
         rc, out, err = self.render(run)
         self.assertEqual((rc, err), (0, ""))
         by = self.by(self.section(out))
-        self.assertEqual(by[("thp", "read")][2:], ["62.0", "ns", "flagged",
+        self.assertEqual(by[("thp", "read")][2:], ["62.0", "ns", "flagged", "0.01/0.02",
                                                    "uncovered;below_floor"])
         self.assertIn("multiload: rows of thp flagged (not drawn): uncovered;below_floor", out)
         self.assertIn("flagged", svg_text(os.path.join(run, "multiload.svg"))
