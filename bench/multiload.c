@@ -21,7 +21,8 @@
  *
  * A repetition is one unloaded and one loaded chase of --hops hops (in
  * the order unloaded-loaded on even repetitions, loaded-unloaded on odd
- * ones).  Between loaded chases the load threads block on a condition
+ * ones); --warmup untimed repetitions and one more go first (the
+ * runner's warm pass is for benchmarks with repetition hooks).  Between loaded chases the load threads block on a condition
  * variable, so an unloaded chase runs beside idle CPUs.  A loaded chase:
  * the threads are released, each stamps its start (CLOCK_MONOTONIC) and
  * streams; when all have started the chase reads each thread's byte
@@ -48,7 +49,7 @@
  *                   than NOISE: loading the other CPUs cannot speed the
  *                   chase up, so a faster "loaded" chase is an instrument
  *                   fault (or noise larger than the row claims)
- * --distort idle|fake|early|short distorts the instrument (a test of
+ * --distort idle|fake|early|short|nowrite distorts the instrument (a test of
  * these checks: idle threads spin without loading or counting, fake ones
  * count chunks they did not read, early ones stop after one chunk; short
  * chases half the hops a loaded chase counts; nowrite: copy reads and
@@ -565,7 +566,8 @@ static void emit(const struct bench_ctx *x, int hop, int kind,
 /*
  * One row: backing x, hop, load kind.  The cycle is built in the working
  * set, the load's threads and buffers made, the solo rate measured, then
- * the warmups and repetitions (each an unloaded and a loaded chase).
+ * the warmups (--warmup and one more) and repetitions (each an unloaded
+ * and a loaded chase).
  */
 static int point(const struct bench_ctx *x, int hop, int kind, int n)
 {
