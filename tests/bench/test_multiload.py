@@ -87,6 +87,17 @@ class Rows(unittest.TestCase):
             self.assertNotIn(int(r["chase_cpu"]), load)
             self.assertTrue(set(load) <= set(cpus), (load, cpus))
 
+    def test_no_load_thread_on_the_chase_cpu_when_it_is_the_first(self):
+        # the runner pins the chase to the last allowed CPU by default,
+        # where load threads taken in order would miss it anyway
+        first = sorted(os.sched_getaffinity(0))[0]
+        got = multiload(["--backings", "devzero", "--sizes", "1M", "--hops", "16K",
+                         "--load", "read", "--cpu", str(first)] + FAST)
+        self.assertEqual(got.returncode, 0, got.describe())
+        for r in got.rows:
+            self.assertEqual(int(r["chase_cpu"]), first)
+            self.assertNotIn(first, [int(c) for c in r["load_cpus"].split(";")], r)
+
     def test_the_load_covered_every_window_and_did_its_work(self):
         # by construction, whatever the machine runs: the chase's clock
         # starts after every thread stamped its start, and they stop after
