@@ -217,6 +217,7 @@ static void pin_self(int cpu)
 /* the region a thread works in: mapped for anon, file, shared */
 struct region {
 	struct mapping m;
+	struct mapping hold;	/* unmap of a segment: an untouched attachment */
 	size_t pg;
 	long pages;
 };
@@ -233,6 +234,18 @@ static int map_region(const struct task_arg *t, struct region *g, char *why,
 		if (backing_prepare(t->b, g->pg, &g->m, why, n))
 			return -1;
 		g->pages = 1;
+		if (t->b->ops->object != OBJ_SEGMENT)
+			return 0;
+		/*
+		 * a segment: this attachment marks it for removal and holds
+		 * it, so that each operation's attachment (MAP_F_KEEP) finds
+		 * it, and it goes with the region
+		 */
+		g->hold = g->m;
+		if (backing_attach(&g->hold, 0, why, n)) {
+			backing_release(&g->m);
+			return -1;
+		}
 		return 0;
 	}
 	if (backing_prepare(t->b, t->size, &g->m, why, n))
@@ -260,6 +273,10 @@ static int map_region(const struct task_arg *t, struct region *g, char *why,
 static void unmap_region(struct region *g)
 {
 	backing_detach(&g->m);
+	if (g->hold.addr) {
+		backing_detach(&g->hold);
+		g->m.shmid = -1;	/* removed: no IPC_RMID of a reused id */
+	}
 	backing_release(&g->m);
 }
 
@@ -275,7 +292,8 @@ static int op(const struct task_arg *t, struct region *g, long k, long seq,
 	char v = (char)(1 + seq % 100), want, got;
 
 	if (t->kind == KIND_UNMAP) {
-		if (backing_attach(&g->m, 0, why, n))
+		if (backing_attach(&g->m, g->hold.addr ? MAP_F_KEEP : 0, why,
+				   n))
 			return -1;
 		((volatile char *)g->m.addr)[0] = v;
 		backing_detach(&g->m);
