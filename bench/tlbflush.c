@@ -56,7 +56,8 @@
  *
  * Test-only options distort the instrument on purpose: --as-processes
  * runs the tasks as forked processes (no shared memory map: no shootdown,
- * the rows unchanged), --no-drop leaves out the drop.
+ * the rows unchanged), --no-drop leaves out the drop; --stagger-ms starts
+ * thread 1 late (a test of the overlap gating).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -100,6 +101,7 @@ static int duration_ms = 200;
 static int oversubscribe;
 static int as_processes;	/* test only: a distorted instrument */
 static int no_drop;		/* test only: a distorted instrument */
+static int stagger_ms;		/* test only: thread 1 starts this late */
 
 static int counts[MAX_COUNTS];
 static int ncounts;
@@ -354,6 +356,8 @@ static void *task(void *p)
 		err = op(t, &g, k, seq++, why, sizeof(why));
 	r->warm_ops = seq;
 	if (barrier(t) == 0 && !err) {
+		if (stagger_ms && t->i == 1)
+			usleep(stagger_ms * 1000);
 		f0 = faults_of(who);
 		r->t0 = now_ns();
 		end = r->t0 + duration_ms * 1e6;
@@ -841,6 +845,10 @@ static const struct bench_opt tlbflush_opts[] = {
 	{ .name = "as-processes", .kind = OPT_FLAG, .dst = &as_processes,
 	  .help = "test only: run the tasks as processes (no shared memory "
 	  "map, so no shootdown; a distorted instrument)" },
+	{ .name = "stagger-ms", .arg = "MS", .kind = OPT_INT,
+	  .dst = &stagger_ms, .min = 0,
+	  .help = "test only: thread 1 starts its timed operations this late "
+	  "(a test of the overlap gating; 0)" },
 	{ .name = "no-drop", .kind = OPT_FLAG, .dst = &no_drop,
 	  .help = "test only: leave out MADV_DONTNEED (a distorted "
 	  "instrument)" },

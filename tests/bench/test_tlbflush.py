@@ -60,6 +60,36 @@ class Rows(unittest.TestCase):
             self.assertEqual(r["cpus"], ";".join(
                 str(CPUS[i % N]) for i in range(int(r["threads"]))))
 
+    @unittest.skipIf(N < 2, "one CPU: no threads to overlap")
+    def test_windows_give_the_row(self):
+        """--verbose's windows (each thread's start..end:ops in ns from the
+        first start) give the row's rate and overlap again; a thread
+        started late (--stagger-ms) makes the row low_overlap"""
+        for stagger, low in ((0, None), (150, 1)):
+            res = tlbflush("devzero", "--kind", "anon", "--verbose",
+                           "--stagger-ms", str(stagger), threads=2, ms=100)
+            self.assertEqual(res.returncode, 0, res.describe())
+            (r,) = res.rows
+            w = [line.split("rep 0:")[1].split(" tlb_irqs")[0].split()
+                 for line in res.stdout.splitlines()
+                 if "windows devzero kind=anon" in line][0]
+            spans = [tuple(map(float, x.replace(":", "..").split("..")))
+                     for x in w]
+            first = min(s[0] for s in spans)
+            last = max(s[1] for s in spans)
+            ops = sum(s[2] for s in spans)
+            both = min(s[1] for s in spans) - max(s[0] for s in spans)
+            overlap = max(both, 0) / (last - first)
+            self.assertEqual(int(r["ops"]), ops)
+            self.assertAlmostEqual(float(r["ops_per_s"]),
+                                   ops / ((last - first) / 1e9),
+                                   delta=1e-3 * float(r["ops_per_s"]))
+            self.assertAlmostEqual(float(r["overlap"]), overlap, delta=1e-3)
+            self.assertEqual(int(r["low_overlap"]),
+                             int(round(overlap, 3) < 0.9), r)
+            if low is not None:
+                self.assertEqual(int(r["low_overlap"]), low, r)
+
     def test_kinds_asked_for_by_name_are_skipped_saying_why(self):
         res = tlbflush("devzero", "--kind", "file,shared")
         self.assertEqual(res.returncode, 0, res.describe())
