@@ -61,6 +61,10 @@ OPEN(k) = "DATA using (column('threads')):(opn(s, '" . k . "')) with points " . 
 KEY = "keyentry with linespoints lc rgb bcolor(B(s)) dt bdash(B(s)) " . \
       "pt bpoint(B(s)) ps 0.9 lw 1.5 title B(s)"
 
+# a panel: its clauses, or its note on a linear y (PLOT_OR_NOTE's [0:1] on
+# a log axis makes gnuplot warn); then y as the panels want it again
+PANEL_PLOT = "if (strlen(CLAUSES) == 0) { unset logscale y }; " . PLOT_OR_NOTE . \
+             "; set autoscale y; set logscale y 10"
 PANEL(l, r, t, b) = sprintf("set lmargin at screen %g; set rmargin at screen %g; " . \
                             "set tmargin at screen %g; set bmargin at screen %g", l, r, t, b)
 
@@ -81,7 +85,7 @@ do for [fmt in OUTFMTS] {
     CLAUSES = CLAUSE("SEL_KEY", KEY) . CLAUSE("SEL_A", LINE("anon")) . \
               CLAUSE("SEL_AL", LOW("anon")) . CLAUSE("SEL_AO", OPEN("anon"))
     NOTE = "no anon rows (devzero, thp, maphugetlb, devhugetlb)"
-    eval PLOT_OR_NOTE
+    eval PANEL_PLOT
     eval UNSET_HEAD
     unset label 85
     set key off
@@ -91,7 +95,7 @@ do for [fmt in OUTFMTS] {
     CLAUSES = CLAUSE("SEL_F", LINE("file")) . CLAUSE("SEL_FL", LOW("file")) . \
               CLAUSE("SEL_FO", OPEN("file"))
     NOTE = "no file rows (hugetlbfs, memfd)"
-    eval PLOT_OR_NOTE
+    eval PANEL_PLOT
     eval PANEL(0.08, 0.43, 0.44, 0.12)
     set xlabel "threads of one process, each dropping its own pages"
     set ylabel "drops per second (ops_per_s, log scale)"
@@ -99,14 +103,14 @@ do for [fmt in OUTFMTS] {
     CLAUSES = CLAUSE("SEL_S", LINE("shared")) . CLAUSE("SEL_SL", LOW("shared")) . \
               CLAUSE("SEL_SO", OPEN("shared"))
     NOTE = "no shared rows (hugetlbfs, memfd, shm)"
-    eval PLOT_OR_NOTE
+    eval PANEL_PLOT
     eval PANEL(0.49, 0.84, 0.44, 0.12)
     set ylabel ""
     set title "unmap: mmap, write, munmap of one page"
     CLAUSES = CLAUSE("SEL_U", LINE("unmap")) . CLAUSE("SEL_UL", LOW("unmap")) . \
               CLAUSE("SEL_UO", OPEN("unmap"))
     NOTE = "no unmap rows"
-    eval PLOT_OR_NOTE
+    eval PANEL_PLOT
     unset multiplot
     unset xlabel
     unset output
