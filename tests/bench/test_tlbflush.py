@@ -154,15 +154,41 @@ class Verification(unittest.TestCase):
 
 
 def oracle_try(threads, extra=(), want=True):
-    """one run under the oracle: (ok, detail, clean) for quiet.judge; ok
-    when the oracle's verdict is want; clean False when it could not
-    judge (threads apart, no row)"""
+    """one run under the oracle: (ok, detail, clean, count_only) for
+    judge() below; ok when the oracle's verdict is want; clean False when
+    it could not judge (threads apart, no row); count_only when the
+    verdict does not hang on the machine's load: flush_via "ipi" (every
+    remote flush an IPI, whoever else runs), or a count of essentially no
+    shootdown at all (under a hundredth of the bound)"""
     def measure():
         v = shootdowns.check(BINDIR, threads=threads, extra=extra)
         if v["ok"] is None:
-            return False, v["why"], False
-        return v["ok"] == want, v["why"], True
+            return False, v["why"], False, False
+        none = v["delta"] - v["noise"] < 0.01 * v["bound"]
+        return (v["ok"] == want, v["why"], True,
+                v["flush_via"] == "ipi" or (threads > 1 and none))
     return measure
+
+
+def judge(measure, tries=3):
+    """quiet.judge's policy, but a failing try whose verdict does not hang
+    on the load (count_only) is judged on a busy machine too: a count of
+    IPIs is not a time.  Returns what quiet.judge returns."""
+    notes, judged = [], 0
+    for n in range(1, tries + 1):
+        with quiet.Others() as load:
+            ok, detail, clean, count_only = measure()
+        why = [] if load.quiet or count_only else ["busy: not judged"]
+        why += [] if clean or ok else ["could not judge"]
+        notes.append("try %d (%s): %s%s" % (n, load, detail,
+                                            "".join("; " + w for w in why)))
+        if ok:
+            return "pass", notes
+        if not why:
+            judged += 1
+            if judged == quiet.FAILS_TO_JUDGE:
+                return "fail", notes
+    return "cannot tell", notes
 
 
 @unittest.skipIf(shootdowns.tlb_irqs() is None, "no TLB line in "
@@ -173,11 +199,12 @@ def oracle_try(threads, extra=(), want=True):
 class Oracle(unittest.TestCase):
     @unittest.skipIf(N < 2, "one CPU: no other CPU to flush")
     def test_two_threads_shoot_down(self):
-        quiet.verdict(self, quiet.judge(oracle_try(2), 3),
-                      "two threads' drops produced the shootdowns they must")
+        quiet.verdict(self, judge(oracle_try(2)),
+                      "two threads' drops produced the shootdowns they must (a count: "
+                      "a try with none at all is judged whatever the load)")
 
     def test_one_thread_needs_none(self):
-        quiet.verdict(self, quiet.judge(oracle_try(1), 3),
+        quiet.verdict(self, judge(oracle_try(1)),
                       "one thread's drops produced next to no shootdown")
 
     @unittest.skipIf(N < 2, "one CPU: no other CPU to flush")
@@ -189,8 +216,8 @@ class Oracle(unittest.TestCase):
         self.assertEqual(res.returncode, 0, res.describe())
         self.assertEqual(len(res.rows), 1)
         self.assertGreater(float(res.rows[0]["ops_per_s"]), 0)
-        quiet.verdict(self, quiet.judge(
-            oracle_try(2, ("--as-processes",), want=False), 3),
+        quiet.verdict(self, judge(
+            oracle_try(2, ("--as-processes",), want=False)),
             "the oracle caught tasks that share no memory map")
 
     def test_verdict_rule(self):
