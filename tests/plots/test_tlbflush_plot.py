@@ -13,6 +13,7 @@ import unittest
 
 from tests.plots.test_plots import (CONTRACT, FIXTURE, PLOTS, RENDER, contract_with,  # noqa
                                     series_titles, svg_text, write_csv)
+from tests.plots.test_values import plotted
 
 COLUMNS = ["backing", "page_kb", "kind", "threads", "ops_per_s", "ops_per_s_per_thread",
            "us_per_op", "region_bytes", "bytes_per_op", "ops", "faults_per_op",
@@ -119,6 +120,24 @@ class TlbflushFigure(unittest.TestCase):
                            capture_output=True, text=True)
         self.assertEqual((p.returncode, p.stdout + p.stderr), (0, ""))
         self.assertEqual({b for b, _ in OPS}, series_titles(out + ".svg"))
+
+    def test_points_drawn(self):
+        # gnuplot's `set table` of the figure, curves in drawing order: the
+        # key's entries (no points), then per panel the lines, the x's of
+        # low overlap and the open points.  anon: devzero 100000, 150000/s
+        # at N=1, 2 in the line; maphugetlb 5000, 7500; thp 5000 at N=1 in
+        # its line and its N=2 (6000/s, overlap 0.3) an x apart.  No file
+        # rows.  shared: memfd 300000, 400000.  unmap: devzero 80000, 90000.
+        data = os.path.join(self.tmp, "tlbflush.csv")
+        write_csv(data, COLUMNS, rows())
+        # (the file panel's note is drawn over "plot 2": its 100 samples
+        # are no row's)
+        got = [pts for _, pts in plotted("tlbflush.gp", data,
+                                         ("devzero", "thp", "maphugetlb", "memfd"), self.tmp)
+               if pts and len(pts) < 100]
+        self.assertEqual(got, [[(1, 100000), (2, 150000)], [(1, 5000)],
+                               [(1, 5000), (2, 7500)], [(2, 6000)],
+                               [(1, 300000), (2, 400000)], [(1, 80000), (2, 90000)]])
 
 
 if __name__ == "__main__":
