@@ -255,6 +255,16 @@ class Profiles(unittest.TestCase):
                 self.assertLessEqual(2 * len(counts) * region,
                                      p["max_bytes"], (name, mode))
 
+    def test_guest_boots_with_the_vcpus(self):
+        c = contract.load()
+        args = run_py.parse_args(["--mode", "guest", "--profile", "quick"], c)
+        p = run_py.profile("quick", "guest", None, c)
+        runs = [r for r in run_py.invocations(p, args, "auto", c.bench_names(), c)
+                if r[0] == "tlbflush"]
+        self.assertEqual(len(runs), 1)
+        cmd = run_py.guest_command(p, args, runs, c)
+        self.assertEqual(cmd[cmd.index("--smp") + 1], str(run_py.GUEST_CPUS))
+
     def test_quick_guest_within_its_estimate(self):
         c = contract.load()
         p = run_py.profile("quick", "guest", None, c)
