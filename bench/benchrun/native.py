@@ -316,15 +316,22 @@ def check_gups_oracle(res, bindir):
 
 # tlbflush's oracle (issue 34, point 1; shootdowns.py): the kernel's own
 # count of TLB shootdowns (/proc/interrupts' TLB line), read by this
-# script around two short runs of its own of tlbflush (devzero, anon: two
-# threads, then one), against the operations each row claims.
+# script around short runs of its own of tlbflush (anon: devzero at two
+# threads and one, maphugetlb at two), against the operations each row
+# claims.
 def check_tlbflush_oracle(res, bindir):
-    """shootdowns.check on devzero anon at 2 and 1 threads (meta.json
-    tlbflush_oracle): 0, or 2 when the count disagrees."""
+    """shootdowns.check on devzero anon at 2 and 1 threads and maphugetlb
+    anon at 2 (meta.json tlbflush_oracle): 0, or 2 when the count
+    disagrees."""
     out = {}
-    for n in ([2, 1] if len(os.sched_getaffinity(0)) > 1 else [1]):
-        v = shootdowns.check(bindir, threads=n)
-        out["devzero anon %d thread%s" % (n, "s" if n > 1 else "")] = {
+    two = len(os.sched_getaffinity(0)) > 1
+    # devzero's 4 KB drops at two threads and one, and a 2 MB backing's
+    # (maphugetlb, from the pool the run raised) at two
+    for b, size, n in ([("devzero", "1M", 2)] if two else []) + \
+            [("devzero", "1M", 1)] + \
+            ([("maphugetlb", "4M", 2)] if two else []):
+        v = shootdowns.check(bindir, backing=b, size=size, threads=n)
+        out["%s anon %d thread%s" % (b, n, "s" if n > 1 else "")] = {
             "agree": v["ok"], "reason": v["why"],
             "shootdowns": v.get("delta"), "noise": v.get("noise"),
             "ops": int(v["row"]["ops"]) if v.get("row") else None,
