@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 
+from . import shootdowns
 from .base import GB, KB_1G, KB_2M, MB
 from .pools import fit_pool, raise_pools
 from .rows import stream_lines
@@ -313,9 +314,42 @@ def check_gups_oracle(res, bindir):
                   "gups oracle at a %d-byte table" % wss)
 
 
+# tlbflush's oracle (issue 34, point 1; shootdowns.py): the kernel's own
+# count of TLB shootdowns (/proc/interrupts' TLB line), read by this
+# script around short runs of its own of tlbflush (anon: devzero at two
+# threads and one, maphugetlb at two), against the operations each row
+# claims.
+def check_tlbflush_oracle(res, bindir):
+    """shootdowns.check on devzero anon at 2 and 1 threads and maphugetlb
+    anon at 2 (meta.json tlbflush_oracle): 0, or 2 when the count
+    disagrees."""
+    out = {}
+    two = len(os.sched_getaffinity(0)) > 1
+    # devzero's 4 KB drops at two threads and one, and a 2 MB backing's
+    # (maphugetlb, from the pool the run raised) at two
+    for b, size, n in ([("devzero", "1M", 2)] if two else []) + \
+            [("devzero", "1M", 1)] + \
+            ([("maphugetlb", "4M", 2)] if two else []):
+        v = shootdowns.check(bindir, backing=b, size=size, threads=n)
+        out["%s anon %d thread%s" % (b, n, "s" if n > 1 else "")] = {
+            "agree": v["ok"], "reason": v["why"],
+            "shootdowns": v.get("delta"), "noise": v.get("noise"),
+            "ops": int(v["row"]["ops"]) if v.get("row") else None,
+            "flush_via": v.get("flush_via")}
+    res.meta["tlbflush_oracle"] = {
+        "source": "/proc/interrupts TLB line read by bench/run.py around "
+                  "its own runs of build/bench/tlbflush (one repetition)",
+        "backings": out}
+    bad = sorted(k for k, v in out.items() if v["agree"] is False)
+    msg = bad and "tlbflush: the kernel's shootdown count disagrees with " \
+        "the operations claimed: " + "; ".join(out[k]["reason"] for k in bad)
+    return settle(res, "tlbflush_oracle", msg, "tlbflush oracle")
+
+
 # A benchmark's independent check after its native run: 0, or an exit
 # status that fails the run.
-ORACLES = {"chase": check_chase_oracle, "gups": check_gups_oracle}
+ORACLES = {"chase": check_chase_oracle, "gups": check_gups_oracle,
+           "tlbflush": check_tlbflush_oracle}
 
 # What a benchmark's native run measures after it (and after its oracle),
 # given its command; it records its result or why there is none in

@@ -151,6 +151,7 @@ def profile(name, mode, mem_available=None, c=None, llc=None,
     p["fit_pool"] = ("streamk",)
     p.setdefault("backings", {})["tlbreach"] = TLBREACH_BACKINGS
     add_faultscale(p, name, guest, c, arch, cpus)
+    add_tlbflush(p, name, guest, c, arch, cpus)
     return size_pools(p, arch=arch)
 
 
@@ -271,6 +272,51 @@ def add_faultscale(p, name, guest, c, arch="x86_64", cpus=None):
             small = [b for b in arch_backings(c, arch)
                      if c.needs_pool(b) != KB_1G]
             p.setdefault("backings", {})["faultscale"] = ",".join(small)
+
+
+# TLB shootdowns (bench/tlbflush.c, issue 34 point 1): threads of one
+# process writing and dropping pages of their own regions, 1..CPUs threads
+# (the guest's GUEST_CPUS vCPUs, as faultscale), each with a region of
+# TLBFLUSH_REGION (two 2 MB pages; a file thread holds twice that), for
+# --duration-ms of each thread's clock per repetition.  The cost is time,
+# not a count: a point's repetition takes its duration plus the untimed
+# pass and the threads' start.  Under TCG, the quick guest's 16 backing
+# and kind pairs x 2 thread counts x 3 repetitions x (100 ms + about
+# 50 ms, an estimate) is about 15 s (tests/bench/test_tlbflush Profiles
+# checks the arithmetic against TLBFLUSH_GUEST_S).
+TLBFLUSH_REGION = 4 * MB
+TLBFLUSH = {
+    "tiny": ["--reps", "1", "--warmup", "0", "--duration-ms", "20"],
+    "quick": ["--reps", "3", "--warmup", "0", "--duration-ms", "100"],
+    "quick-native": ["--reps", "3", "--warmup", "0", "--duration-ms", "200"],
+    "full": ["--reps", "5", "--warmup", "1", "--duration-ms", "500"],
+}
+
+
+def add_tlbflush(p, name, guest, c, arch="x86_64", cpus=None):
+    """tlbflush's arguments: 1..CPUs threads (the board's where given, with
+    --oversubscribe so that the plan passes the check on this host), one
+    region of TLBFLUSH_REGION each (less where the profile's pool holds
+    less for the most threads: a file thread holds two); in the guest no
+    1 GB backings but in full, as faultscale."""
+    board = cpus is not None and not guest
+    if guest:
+        cpus = GUEST_CPUS
+    elif not board:
+        cpus = len(os.sched_getaffinity(0))
+    counts = list(range(1, min(cpus, FAULTSCALE_MAX_COUNTS) + 1))
+    most = counts[-1]
+    region = max(2 * MB, min(TLBFLUSH_REGION, p["max_bytes"] // (2 * most)
+                             // (2 * MB) * (2 * MB)))
+    key = name + ("-native" if name == "quick" and not guest else "")
+    p["tlbflush"] = ["--sizes", str(region), "--threads",
+                     ",".join(map(str, counts))] + \
+        (["--oversubscribe"] if board else []) + TLBFLUSH[key]
+    if guest and name != "full":
+        c = c or contract.load()
+        small = [b for b in arch_backings(c, arch)
+                 if c.needs_pool(b) != KB_1G]
+        p.setdefault("backings", {})["tlbflush"] = ",".join(small)
 
 
 # tlbreach (bench/tlbreach.c): sizes at four per octave, so that a knee
