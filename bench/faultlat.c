@@ -28,7 +28,8 @@
  * fills memory, punches holes in it and then faults MADV_HUGEPAGE memory
  * into the holes), maps anonymous 4 KB memory (MADV_NOHUGEPAGE), touches
  * it in 32 MB steps until MemAvailable would fall under a floor
- * (max(1 GB, MemTotal / 8), or --frag-max is reached) and then frees every
+ * (max(256 MB, MemTotal / 8) above what the measured mapping
+ * takes, or --frag-max is reached) and then frees every
  * other 4 KB page of it (MADV_DONTNEED): free memory is then mostly
  * single pages between pages still held, which THP can use only by
  * compaction (or falls back) and which a preallocated hugetlb pool does
@@ -77,7 +78,7 @@ static const struct bench_opt faultlat_opts[] = {
 	{ .name = "frag-max", .arg = "SIZE", .kind = OPT_SIZE,
 	  .dst = &frag_max,
 	  .help = "the most the fragmenter fills (0: until MemAvailable "
-	  "reaches max(1 GB, MemTotal / 8))" },
+	  "reaches max(256 MB, MemTotal / 8))" },
 	{ .name = "samples", .kind = OPT_FLAG, .dst = &samples,
 	  .help = "print every fault's latency in @meta faultlat_samples "
 	  "(up to 65536 faults; the tests recompute the percentiles)" },
@@ -232,7 +233,7 @@ struct frag {
 
 static size_t frag_floor(void)
 {
-	size_t total = meminfo("MemTotal"), fl = 1UL << 30;
+	size_t total = meminfo("MemTotal"), fl = 256UL << 20;
 
 	return total / 8 > fl ? total / 8 : fl;
 }
