@@ -19,8 +19,8 @@ set logscale y 10
 set format y "%g"
 set ylabel "microseconds per fault (log scale)"
 set xlabel "backing (its page: 4 KB devzero, 2 MB thp and the pools, 1 GB the -1G ones)"
-set key outside right top vertical
-set rmargin 30
+set key inside left top vertical
+set offsets 0, 0, graph 0.05, graph 0.05
 set boxwidth 0.3 absolute
 cond(c) = strcol("condition") eq c
 
