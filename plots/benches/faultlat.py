@@ -71,7 +71,10 @@ def check_row(r):
     if mf is None or not 0 <= mf - iters <= extra:
         bad.append(f"count: getrusage says {mf} minor faults over the loop for {iters} pages")
     kps, ahp = int(_n(r, "kernel_page_kb") or 0), int(_n(r, "anon_huge_kb") or 0)
-    huge = int(_n(r, "huge_faults") or 0)
+    huge = _n(r, "huge_faults")
+    if huge is None:   # no pagemap on that kernel: smaps alone
+        huge = ahp // 2048 if pk > 4 and kps == 4 else iters if kps == pk and pk > 4 else 0
+    huge = int(huge)
     if pk == 4:
         if kps != 4 or ahp or huge:
             bad.append(f"page: a 4 KB row with KernelPageSize {kps} kB, AnonHugePages {ahp} "
