@@ -17,13 +17,21 @@ passes if one of three tries passes (each retry says why), a distorted
 one must fail all three.
 Aged: the fragmenter's mechanics (what it held, the oracle still holds).
 Profiles: faultlat in every profile; the quick guest's TCG time by an
-estimate."""
+estimate.
+NativeCheck: bench-native's check after faultlat fails the run on a
+distorted instrument's rows."""
 import argparse
+import csv
 import json
+import os
+import shutil
+import tempfile
+import types
 import unittest
 
 from bench import benchrun as run_py
 from bench import contract
+from bench.benchrun import native
 from plots.benches.faultlat import check_row
 from tests.bench.benchbin import BenchRun
 from tests.bench.common import BINDIR, columns
@@ -187,3 +195,34 @@ class Profiles(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class NativeCheck(unittest.TestCase):
+    """bench-native's check after faultlat (native.py
+    check_faultlat_oracle) on rows this test has the binary write."""
+
+    def check(self, args):
+        got = faultlat(["--sizes", "8M", "--condition", "fresh"] + args)
+        self.assertEqual(got.returncode, 0, got.describe())
+        tmp = tempfile.mkdtemp(prefix="faultlat-native-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        path = os.path.join(tmp, "faultlat.csv")
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=got.header)
+            w.writeheader()
+            w.writerows(got.rows)
+        res = types.SimpleNamespace(meta={"errors": []}, csv_path=lambda b: path,
+                                    write_meta=lambda: None)
+        return native.check_faultlat_oracle(res, None), res.meta
+
+    def test_huge_pages_claimed_fail_the_run(self):
+        rc, meta = self.check(["--backings", "devzero", "--distort", "claim-huge"])
+        self.assertEqual(rc, 2, meta)
+        self.assertIn("faultlat disagrees with its oracle: devzero/fresh: page:",
+                      meta["errors"][0])
+        self.assertFalse(meta["faultlat_oracle"]["backings"]["devzero/fresh"]["agree"])
+
+    def test_half_the_faults_fail_the_run(self):
+        rc, meta = self.check(["--backings", "devzero", "--distort", "half"])
+        self.assertEqual(rc, 2, meta)
+        self.assertIn("count:", meta["errors"][0])
