@@ -163,6 +163,14 @@ class Aged(unittest.TestCase):
             self.assertNotEqual(r["free_2m_blocks"], "")
             self.assertEqual([x for x in check_row(r) if not x.startswith("clock")], [], r)
 
+    def test_no_room_to_age_is_said_not_failed(self):
+        got = faultlat(["--backings", "devzero", "--sizes", "4M", "--frag-max", "1M"])
+        self.assertEqual(got.returncode, 0, got.describe())
+        self.assertEqual([r["condition"] for r in got.rows], ["fresh"])
+        skipped = got.meta["faultlat_aged_skipped"][0]
+        self.assertEqual(skipped["backing"], "devzero")
+        self.assertIn("--frag-max 1 MB", skipped["reason"])
+
 
 class Profiles(unittest.TestCase):
     def test_every_profile_has_faultlat(self):
