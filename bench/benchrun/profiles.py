@@ -367,6 +367,27 @@ def gups_args(name, guest, top=None):
     return ["--sizes", ",".join(sizes)] + reps
 
 
+# faultlat (bench/faultlat.c): one mapping per backing and condition, each
+# page faulted once and timed alone, so no repetitions.  The working set
+# gives the count of faults (2 MB backings: size / 2 MB; devzero: size /
+# 4 KB); --frag-max bounds the fragmenter's fill, which natively costs about
+# 4-5 s per GB filled on this project's VM (and is done once per backing),
+# and which the binary also stops at its MemAvailable floor (max(256 MB,
+# MemTotal / 8) above the working set).  Under TCG an aged THP fault that
+# compacts costs far more than a fresh one: the guest keeps 16 of them.
+FAULTLAT_ARGS = {
+    ("quick", True): ["--sizes", "32M", "--frag-max", "512M"],
+    ("quick", False): ["--sizes", "256M", "--frag-max", "2G"],
+    ("full", True): ["--sizes", "64M", "--frag-max", "1G"],
+    ("full", False): ["--sizes", "1G", "--frag-max", "0"],
+}
+
+
+def faultlat_args(name, guest):
+    """faultlat's arguments for the quick or full profile."""
+    return list(FAULTLAT_ARGS[(name, guest)])
+
+
 def tiny_profile():
     return {
         "chase": ["--sizes", "16K,1M,8M", "--reps", "2", "--warmup", "1",
@@ -380,6 +401,8 @@ def tiny_profile():
         "tlbreach": ["--sizes", "64K,1M,8M", "--reps", "2", "--warmup",
                      "1", "--hops", "16K"],
         "gups": ["--sizes", "64K,1M", "--reps", "2", "--warmup", "0"],
+        # per-fault latency: one pass per condition (no repetitions)
+        "faultlat": ["--sizes", "4M", "--frag-max", "64M"],
         "runner": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1"],
         REALPROG: ["--corpus", "64K", "--reps", "1", "--sample-ms", "500"],
         "max_bytes": 8 * MB, "timeout": 600, "notes": [],
@@ -409,6 +432,9 @@ def quick_profile(guest, c, arch, reaches):
         if guest else ["--sizes", tlbreach_sizes(16 << 10, 512 * MB),
                        "--reps", "9", "--warmup", "1"],
         "gups": gups_args("quick", guest),
+        # per-fault latency, fresh and aged; the fragmenter fills up to
+        # --frag-max (guest: bounded by its MemAvailable floor)
+        "faultlat": faultlat_args("quick", guest),
         "runner": ["--sizes", stream_sizes, "--reps", "5", "--warmup", "1"],
         # 512K: about 20 s of TCG for the six backings
         REALPROG: ["--corpus", "512K", "--reps", "1", "--sample-ms", "1000"]
@@ -465,6 +491,7 @@ def full_profile(guest, mem_available, reaches):
         "tlbreach": ["--sizes", tlbreach_sizes(16 << 10, top), "--reps",
                      "11", "--warmup", "1", "--max-pages", "64K"],
         "gups": gups_args("full", guest, top),
+        "faultlat": faultlat_args("full", guest),
         "runner": ["--min", "16K", "--max", str(top), "--reps", "5",
                    "--warmup", "1"],
         REALPROG: ["--corpus", "2M", "--reps", "1", "--sample-ms", "1000"]

@@ -43,7 +43,7 @@ FLOORS = [
     ("runner",),
     # 5: the benchmarks, and the helpers of one benchmark that benchtool
     # also shows (mlp.h, tlbreach.h)
-    ("chase", "fault", "faultscale", "gups", "mlp", "stream", "streamk",
+    ("chase", "fault", "faultlat", "faultscale", "gups", "mlp", "stream", "streamk",
      "tlbreach", "tlbflush"),
     # 6: the programs: a benchmark's main(), benchtool, the real-program
     # driver, and hugepreload.so (loaded into xz, linked with nothing here)
