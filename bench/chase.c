@@ -3,7 +3,7 @@
  * chase.c - dependent random pointer chase: latency per access.
  *
  * Each element holds the address of the next, in one random cycle
- * (Sattolo's algorithm, seeded), so every load depends on the one before
+ * (Sattolo's algorithm, seeded; layout.c builds it, for multiload too), so every load depends on the one before
  * and neither prefetcher nor out-of-order core can overlap them.  One
  * element per 64-byte line (--hop line) or one per 4 KB page (--hop page;
  * at the line page_line() picks for that page, runner.h): the page hop
@@ -35,7 +35,7 @@
 
 #define UNROLL CHASE_UNROLL
 
-enum hop_mode { HOP_LINE = 1, HOP_PAGE = 2 };	/* bits of hop_mask */
+/* HOP_LINE, HOP_PAGE (layout.h): bits of the hop choice + 1 */
 
 static const char *const hop_names[] = { "line", "page", "both", NULL };
 static int hop_choice;				/* index into hop_names */
@@ -63,43 +63,6 @@ static const struct bench_opt chase_opts[] = {
 };
 
 void *volatile chase_sink;
-
-/* the element's byte offset from the start of the working set */
-static size_t elem_off(size_t i, int hop, uint64_t key)
-{
-	return hop == HOP_PAGE ? i * PAGE + page_line(i, key) : i * LINE;
-}
-
-/*
- * Writes one random cycle through the n elements at base.  Sattolo's
- * shuffle of the identity gives a permutation a[] that is a single cycle,
- * and element i then points at element a[i]; a[] lives in the elements
- * themselves, as indices, until the last pass turns them into addresses.
- * The same for equal seed and n, whatever the backing.
- */
-static void build_cycle(char *base, size_t n, int hop, uint64_t seed)
-{
-	uint64_t s = seed * 0x100000001b3ULL + n, key = page_line_key(seed);
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		*(uintptr_t *)(base + elem_off(i, hop, key)) = i;
-	for (i = n - 1; i > 0; i--) {
-		/* j < i: one single cycle */
-		size_t j = mix64(s += 0x9e3779b97f4a7c15ULL) % i;
-		uintptr_t *x = (uintptr_t *)(base + elem_off(i, hop, key));
-		uintptr_t *y = (uintptr_t *)(base + elem_off(j, hop, key));
-		uintptr_t t = *x;
-
-		*x = *y;
-		*y = t;
-	}
-	for (i = 0; i < n; i++) {
-		void **e = (void **)(base + elem_off(i, hop, key));
-
-		*e = base + elem_off(*(uintptr_t *)e, hop, key);
-	}
-}
 
 /* one point (size, hop) on one backing: the chase and its repetitions */
 struct point {
@@ -150,8 +113,8 @@ static int prepare(const struct bench_ctx *x, void **st)
 	}
 	pt->hop = hop;
 	pt->blocks = (hops + UNROLL - 1) / UNROLL;
-	build_cycle(x->m->addr, n, hop, x->o->seed);
-	pt->start = (void **)(x->m->addr + elem_off(0, hop,
+	chase_build_cycle(x->m->addr, n, hop, x->o->seed);
+	pt->start = (void **)(x->m->addr + chase_elem_off(0, hop,
 					page_line_key(x->o->seed)));
 	pt->p = pt->start;
 	for (i = 0; i < EV_NR; i++)

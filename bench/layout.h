@@ -47,4 +47,16 @@ static inline size_t page_line(size_t page, uint64_t key)
 	return (size_t)(mix64(page + key) % (PAGE / LINE)) * LINE;
 }
 
+/*
+ * The chase's cycle (chase.c, multiload.c: one construction, so that
+ * their rows measure the same chase).  HOP_LINE: one element per 64-byte
+ * line; HOP_PAGE: one per 4 KB page, at the line page_line() picks.
+ * chase_elem_off(): element i's byte offset from the working set's start
+ * (key: page_line_key(seed)); chase_build_cycle(): one random cycle
+ * through the n elements at base (layout.c says how).
+ */
+enum hop_mode { HOP_LINE = 1, HOP_PAGE = 2 };
+size_t chase_elem_off(size_t i, int hop, uint64_t key);
+void chase_build_cycle(char *base, size_t n, int hop, uint64_t seed);
+
 #endif

@@ -152,6 +152,7 @@ def profile(name, mode, mem_available=None, c=None, llc=None,
     p.setdefault("backings", {})["tlbreach"] = TLBREACH_BACKINGS
     add_faultscale(p, name, guest, c, arch, cpus)
     add_tlbflush(p, name, guest, c, arch, cpus)
+    add_multiload(p, name, guest, cpus)
     return size_pools(p, arch=arch)
 
 
@@ -386,6 +387,60 @@ FAULTLAT_ARGS = {
 def faultlat_args(name, guest):
     """faultlat's arguments for the quick or full profile."""
     return list(FAULTLAT_ARGS[(name, guest)])
+
+
+# Loaded latency (bench/multiload.c, multichase's multiload): the chase
+# (line hop, as multichase's) at one working set past the caches, unloaded
+# and while one load thread on every other CPU streams a buffer of its
+# own of the same backing (read, and copy: read and written).  The load's
+# buffers share the pool with the working set, backing by backing, so
+# each is cut to what max_bytes leaves them (at most 64 MB, 16 MB in the
+# guest); the binary skips a backing whose pool cannot hold them (1 GB
+# pages: a page a thread) and says so.  A repetition is two chases of
+# --hops hops.  Under TCG a hop costs about 300 ns (machine.md's chase),
+# so the quick guest's 64K hops x 2 chases x 5 repetitions (3, 1 warmup
+# and multiload's own warm one) x 2 loads x 7 backings are about 5.5 s,
+# and the fills (one mix64 per word of 16 MB per point, an estimate of
+# 30 ns each under TCG) about 1 s more: the pipeline, not a TLB (TCG's
+# time).
+MULTILOAD = {
+    "tiny": ("4M", "4M", ["--reps", "2", "--warmup", "0", "--hops", "16K",
+                          "--load", "read"]),
+    ("quick", True): ("16M", "16M", ["--reps", "3", "--warmup", "1",
+                                     "--hops", "64K"]),
+    ("quick", False): ("256M", "64M", ["--reps", "5", "--warmup", "1",
+                                       "--hops", "1M"]),
+    ("full", True): ("64M", "16M", ["--reps", "5", "--warmup", "1",
+                                    "--hops", "256K"]),
+    ("full", False): ("1G", "256M", ["--reps", "7", "--warmup", "1",
+                                     "--hops", "1M"]),
+}
+
+
+def multiload_args(name, guest, max_bytes, cpus=None):
+    """multiload's arguments: its working set, and each load thread's
+    buffer: what max_bytes leaves beside the working set over the load
+    threads (one on each CPU but the chase's), whole 2 MB, at most the
+    table's; fewer threads (--load-threads) where the pool holds no 2 MB
+    buffer for each.  cpus: the machine's (the guest's GUEST_CPUS)."""
+    wss, load, rest = MULTILOAD[name if name == "tiny" else (name, guest)]
+    wss = min(size_bytes(wss), max_bytes // 2)
+    cpus = GUEST_CPUS if guest else (cpus or len(os.sched_getaffinity(0)))
+    threads = max(cpus - 1, 1)
+    # fewer threads where the pool holds no 2 MB buffer for each (tiny's)
+    fit = max((max_bytes - wss) // (2 * MB), 1)
+    few = ["--load-threads", str(fit)] if fit < threads else []
+    threads = min(threads, fit)
+    each = (max_bytes - wss) // threads // (2 * MB) * (2 * MB)
+    load = max(min(size_bytes(load), each), 2 * MB)
+    return ["--sizes", str(wss), "--load-bytes", str(load)] + few + rest
+
+
+def add_multiload(p, name, guest, cpus=None):
+    """multiload's entry in profile p (see MULTILOAD)."""
+    if isinstance(cpus, (list, tuple, set)):
+        cpus = len(cpus)
+    p["multiload"] = multiload_args(name, guest, p["max_bytes"], cpus)
 
 
 def tiny_profile():
