@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """hugepreload.so (bench/realprog/hugepreload.c) on this host's kernel, and
-the realprog driver that runs xz under it.
+the realprog driver that runs xz and memcached under it.
 
 tests/bench/preload_probe.c mallocs, mmaps, munmaps, mremaps, forks and
 runs threads under the library with each backing the host has (none, thp,
@@ -506,6 +506,148 @@ sys.stdout.write("same")
             self.assertTrue(30 < float(r["huge_pct"]) < 45, r)
             self.assertEqual((r["page_kb"], r["page_agree"], r["valid"]),
                              ("4", r["samples"], "1"), r)
+
+    # -- memcached, the second program ------------------------------------
+
+    MEMCACHED = "/usr/bin/memcached"
+    KV = ["--kv-items", "20000", "--kv-gets", "20000"]
+
+    def need_memcached(self):
+        if not os.access(self.MEMCACHED, os.X_OK):
+            self.skipTest("no %s: make deps installs Debian's memcached"
+                          % self.MEMCACHED)
+
+    def kv_driver(self, backings, *extra, wrapper=None, thp=True):
+        """realprog --programs memcached, through a wrapper script (bash:
+        its text) in place of memcached where given; thp=False runs it
+        under PR_SET_THP_DISABLE."""
+        mc = self.MEMCACHED
+        if wrapper:
+            mc = os.path.join(self.tmp.name, "memcached-wrapper")
+            with open(mc, "w") as f:
+                f.write("#!/bin/bash\n" + wrapper)
+            os.chmod(mc, 0o755)
+        p = subprocess.run([REALPROG, "--programs", "memcached", "--memcached", mc,
+                            "--reps", "2", "--backings", backings, "--dir",
+                            self.tmp.name, "--sample-ms", "20", *self.KV, *extra],
+                           capture_output=True, text=True, timeout=300,
+                           preexec_fn=None if thp else self.no_thp)
+        lines = p.stdout.splitlines()
+        cols = next(l for l in lines if l.startswith("@header realprog ")
+                    ).split()[2].split(",")
+        rows = [dict(zip(cols, l.split(" ", 2)[2].split(",")))
+                for l in lines if l.startswith("@row realprog ")]
+        return p, rows
+
+    @staticmethod
+    def kv_expected(items, gets, seed=1, value=100, batch=100):
+        """memcached's answers to the driver's requests, worked out here
+        from the seeded stream (layout.h's mix64, realprog.c's keys and
+        values) without memcached: (bytes, FNV-1a)."""
+        m = (1 << 64) - 1
+
+        def mix64(z):
+            z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & m
+            z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & m
+            return z ^ (z >> 31)
+
+        def val(k):
+            out, x = bytearray(), 0
+            for i in range(value):
+                if i % 12 == 0:
+                    x = mix64((seed * 0x9e3779b97f4a7c15 + k * 64 + i) & m)
+                out.append(97 + x % 26)
+                x //= 26
+            return bytes(out)
+        parts, s, left = [b"STORED\r\n" * items], seed, gets
+        while left:
+            for _ in range(min(batch, left)):
+                s += 1
+                k = mix64(s) % items
+                parts.append(b"VALUE k%010d 0 %d\r\n%s\r\n" % (k, value, val(k)))
+            left -= min(batch, left)
+            parts.append(b"END\r\n")
+        data = b"".join(parts)
+        h = 0xcbf29ce484222325
+        for c in data:
+            h = ((h ^ c) * 0x100000001b3) & m
+        return len(data), "%016x" % h
+
+    def test_realprog_memcached(self):
+        """memcached -L, unmodified, on off (the program as it is: THP by
+        its own madvise) and none: its answers are exactly the values the
+        driver set (bytes and hash worked out here without memcached), the
+        same on both; none stays on 4 kB pages although memcached advises
+        MADV_HUGEPAGE on its cache (hugepreload keeps page-size advice
+        off what it placed), off gets 2 MB where THP is on."""
+        self.need_memcached()
+        mode = thp_mode()
+        if mode not in ("always", "madvise"):
+            self.skipTest("THP is %s here: memcached -L wants it" % mode)
+        p, rows = self.kv_driver("off,none")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(len(rows), 4, p.stdout)
+        want = self.kv_expected(20000, 20000)
+        for r in rows:
+            self.assertEqual((int(r["out_bytes"]), r["out_fnv"]), want, r)
+            self.assertTrue(r["program"].startswith("memcached -L -m "), r)
+            self.assertEqual(r["corpus_bytes"], str(20000 * 100), r)
+            self.assertEqual((r["valid"], r["fallback"]), ("1", "0"), r)
+            self.assertEqual(r["page_agree"], r["samples"], r)
+            self.assertGreater(int(r["resident_kb"]), 32 << 10, r)
+            if r["backing"] == "none":
+                self.assertEqual((r["page_kb"], r["huge_kb"]), ("4", "0"), r)
+            else:
+                self.assertEqual(r["page_kb"], "2048", r)
+                self.assertGreater(float(r["huge_pct"]), 90, r)
+        self.assertIn('"programs": "memcached"', p.stdout)
+
+    def test_realprog_memcached_other_output_excluded(self):
+        """The output oracle on memcached: a cache too small for the keys
+        on none (a wrapper gives it -m 40, memcached's least with -L)
+        evicts, its answers miss keys: none's runs are invalid."""
+        self.need_memcached()
+        p, rows = self.kv_driver("off,none", wrapper=(
+            'a=("$@")\n'
+            'if [ "$HUGEPRELOAD_BACKING" = none ]; then\n'
+            '  for i in "${!a[@]}"; do [ "${a[$i]}" = -m ] && a[$((i+1))]=40; done\n'
+            'fi\n'
+            'exec %s "${a[@]}"\n' % self.MEMCACHED))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertEqual({(r["backing"], r["valid"]) for r in rows},
+                         {("off", "1"), ("none", "0")}, rows)
+        self.assertIn("@error realprog none: memcached wrote other bytes than "
+                      "on off", p.stdout)
+
+    def test_realprog_memcached_wrong_pages_excluded(self):
+        """The smaps oracle on memcached: maphugetlb promises 2 MB pages;
+        a wrapper that raises HUGEPRELOAD_MIN past everything leaves the
+        cache to memcached's own THP advice, which PR_SET_THP_DISABLE
+        refuses: 4 kB pages, the runs invalid."""
+        self.need_memcached()
+        self.need_pool()
+        p, rows = self.kv_driver("maphugetlb", thp=False, wrapper=(
+            "HUGEPRELOAD_MIN=1G exec %s \"$@\"\n" % self.MEMCACHED))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertEqual(len(rows), 2, p.stdout)
+        for r in rows:
+            self.assertEqual((r["page_kb"], r["valid"]), ("4", "0"), r)
+        self.assertIn("@error realprog maphugetlb: promised 2048 kB pages, "
+                      "smaps showed most of its big mappings on 4 kB", p.stdout)
+        # the same without the wrapper: 2 MB pages, valid
+        self.need_pool()
+        p, rows = self.kv_driver("maphugetlb", thp=False)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        for r in rows:
+            self.assertEqual((r["page_kb"], r["valid"], r["fallback"]),
+                             ("2048", "1", "0"), r)
+            self.assertGreater(float(r["huge_pct"]), 99, r)
+
+    def test_realprog_bad_program(self):
+        p = subprocess.run([REALPROG, "--programs", "xz,redis"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown program 'redis'", p.stderr)
 
     def test_realprog_backings_are_the_contracts(self):
         """Past off and none, realprog's backings are rows of the backing
