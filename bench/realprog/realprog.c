@@ -396,6 +396,16 @@ static double ms_between(const struct timespec *a, const struct timespec *b)
 	return (b->tv_sec - a->tv_sec) * 1e3 + (b->tv_nsec - a->tv_nsec) * 1e-6;
 }
 
+/* the program's CPU times, faults and peak RSS (wait4's rusage) */
+static void from_rusage(struct run *r, const struct rusage *ru)
+{
+	r->user_s = ru->ru_utime.tv_sec + ru->ru_utime.tv_usec * 1e-6;
+	r->sys_s = ru->ru_stime.tv_sec + ru->ru_stime.tv_usec * 1e-6;
+	r->minflt = ru->ru_minflt;
+	r->majflt = ru->ru_majflt;
+	r->maxrss_kb = ru->ru_maxrss;
+}
+
 static int run_memcached(const char *b, struct run *r);
 
 static int run_once(const char *b, const char *corpus, struct run *r)
@@ -436,11 +446,7 @@ static int run_once(const char *b, const char *corpus, struct run *r)
 	close(out[0]);
 	close(err[0]);
 	r->wall_s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-	r->user_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6;
-	r->sys_s = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
-	r->minflt = ru.ru_minflt;
-	r->majflt = ru.ru_majflt;
-	r->maxrss_kb = ru.ru_maxrss;
+	from_rusage(r, &ru);
 	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -1;
 }
 
@@ -727,11 +733,7 @@ static int run_memcached(const char *b, struct run *r)
 	unlink(sock_path);
 	sock_path[0] = 0;
 	r->wall_s = ms_between(&t0, &t1) * 1e-3;
-	r->user_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6;
-	r->sys_s = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
-	r->minflt = ru.ru_minflt;
-	r->majflt = ru.ru_majflt;
-	r->maxrss_kb = ru.ru_maxrss;
+	from_rusage(r, &ru);
 	return !failed && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -1;
 }
 

@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 import unittest
 
+from bench import benchrun
 from tests.bench.common import ROOT, benchtool
 
 SO = os.path.join(ROOT, "build", "bench", "hugepreload.so")
@@ -686,6 +687,51 @@ sys.stdout.write("same")
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 2)
         self.assertIn("unknown backing 'hugepages'", p.stderr)
+
+
+class RealprogProfiles(unittest.TestCase):
+    """memcached, realprog's second program, in every profile: its cache
+    within the 2 MB pool the step is given (REALPROG_POOL), past the
+    reach of 4 kB TLB entries natively, and the quick guest's six runs
+    within their stated TCG estimate."""
+
+    # memcached's CPU time per command (a set, or a key fetched),
+    # measured natively on this 2-CPU host, loaded (1M keys set, 4M
+    # fetched: 6.3 s of user + sys); TCG at the slow end of the 10-50x
+    # that profiles.py states
+    NATIVE_US_PER_OP = 1.3
+    TCG_SLOWDOWN = 50
+    QUICK_GUEST_S = 90
+
+    def kv(self, a):
+        return (int(a[a.index("--kv-items") + 1]), int(a[a.index("--kv-gets") + 1]))
+
+    def test_every_profile_runs_memcached(self):
+        for name in ("tiny", "quick", "full"):
+            for mode in ("guest", "native"):
+                p = benchrun.profile(name, mode, mem_available=8 << 30)
+                a = benchrun.profile_args(p, benchrun.REALPROG)
+                self.assertEqual(a[a.index("--programs") + 1], "xz,memcached", (name, mode))
+                items, _ = self.kv(a)
+                # realprog.c's kv_mb() (-m) and its hash table (8 B a
+                # bucket, a bucket a key), each in whole 2 MB pages
+                cache = ((items * 256) >> 20) + 64
+                table = max(items, 1 << 16) * 8 / MB
+                self.assertLessEqual((cache + 2) + table + 2,
+                                     benchrun.REALPROG_POOL / MB, (name, mode))
+        native = benchrun.profile("quick", "native", mem_available=8 << 30)
+        items, gets = self.kv(benchrun.profile_args(native, benchrun.REALPROG))
+        # 100-byte values in 192-byte chunks: far past the 6 MB a
+        # 1536-entry 4 kB TLB reaches
+        self.assertGreaterEqual(items * 192, 128 * MB)
+        self.assertGreaterEqual(gets, 2 * items)
+
+    def test_quick_guest_within_estimate(self):
+        p = benchrun.profile("quick", "guest", None)
+        items, gets = self.kv(benchrun.profile_args(p, benchrun.REALPROG))
+        runs = 6        # off, none, thp, hugetlbfs, maphugetlb, devhugetlb; 1 rep
+        est = runs * (items + gets) * self.NATIVE_US_PER_OP * self.TCG_SLOWDOWN / 1e6
+        self.assertLess(est, self.QUICK_GUEST_S, (items, gets, est))
 
 
 if __name__ == "__main__":
