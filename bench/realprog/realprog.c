@@ -1,12 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * realprog.c - a real, unmodified program on each backing: Debian's xz
- * compressing a generated corpus, its large allocations placed by
- * hugepreload.so (bench/realprog/hugepreload.c).
+ * realprog.c - real, unmodified programs on each backing: Debian's xz
+ * compressing a generated corpus, and Debian's memcached -L holding seeded
+ * keys that this driver fetches at random (its section below), their large
+ * allocations placed by hugepreload.so (bench/realprog/hugepreload.c).
  *
  *   realprog [--backings LIST] [--reps N] [--corpus SIZE] [--seed N]
  *            [--level N] [--preload PATH] [--xz PATH] [--dir DIR]
- *            [--sample-ms N] [--cpu N]
+ *            [--sample-ms N] [--cpu N] [--programs xz,memcached]
+ *            [--memcached PATH] [--kv-items N] [--kv-gets N]
+ *            [--kv-value BYTES] [--kv-batch N]
+ *
+ * --programs (default xz) runs each named program's repetitions in turn,
+ * xz's first; rows say which in their program column (its first word),
+ * and each program's output is checked against its own first run.  What
+ * follows is said of xz; memcached's run differs where its section says.
  *
  * Why xz: "xz -9" keeps a 64 MB dictionary, a binary-tree match finder of
  * 512 MB and a 64 MB hash (about 700 MB, allocated at start whatever the
