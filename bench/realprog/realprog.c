@@ -539,12 +539,12 @@ struct kv {
 /* the value of key k: kv_value letters, the same on every run */
 static int kv_value(long k, char *out)
 {
-	uint64_t x = 0;
+	uint64_t x = 0, key = opt.seed * 0x9e3779b97f4a7c15ULL + k * 64;
 	int i;
 
 	for (i = 0; i < opt.kv_value; i++) {
 		if (i % 12 == 0)
-			x = mix64(opt.seed * 0x9e3779b97f4a7c15ULL + k * 64 + i);
+			x = mix64(key + i);
 		out[i] = 'a' + x % 26;
 		x /= 26;
 	}
@@ -886,7 +886,8 @@ static int measure_program(const char *list[], int nb, const char *corpus)
 			if (run_once(b, corpus, &r)) {
 				snprintf(why, sizeof(why), "%s failed", prog);
 				record(b, "failed", why, 0);
-				emit_error("%s: %s exited with an error", b, prog);
+				emit_error("%s: %s exited with an error", b,
+					   prog);
 				rc = 2;
 				continue;
 			}
@@ -1012,7 +1013,8 @@ static void check_programs(void)
 	     tok = strtok_r(NULL, ",", &save))
 		if (strcmp(tok, "xz") && strcmp(tok, "memcached")) {
 			fprintf(stderr, "realprog: unknown program '%s': "
-				"--programs takes xz, memcached or both\n", tok);
+				"--programs takes xz, memcached or both\n",
+				tok);
 			exit(2);
 		}
 	if (!strtok_r(strcpy(copy, opt.programs), ",", &save)) {
@@ -1111,8 +1113,8 @@ int main(int argc, char **argv)
 	printf("@meta realprog {\"program\": \"xz -%d -T1 -c (stdin: the "
 	       "corpus)\", \"corpus_bytes\": %zu, \"seed\": %llu, \"reps\": "
 	       "%d, \"sample_ms\": %d, \"preload\": \"%s\", \"cpu\": %d, "
-	       "\"programs\": \"%s\", \"memcached\": \"memcached -L -m %ld -t 1 "
-	       "-o hashpower=%d (unix socket; the driver its client)\", "
+	       "\"programs\": \"%s\", \"memcached\": \"memcached -L -m %ld "
+	       "-t 1 -o hashpower=%d (unix socket; the driver its client)\", "
 	       "\"kv_items\": %ld, \"kv_gets\": %ld, \"kv_value\": %d, "
 	       "\"kv_batch\": %d}\n",
 	       opt.level, opt.corpus, (unsigned long long)opt.seed, opt.reps,
