@@ -51,8 +51,8 @@ DEFAULT_DEVICE_TYPE = {"qemu": "qemu", "ipxe": "x86",
 DEFAULT_BOARD = {"ipxe": "8G,4", "uboot": "8G,4"}
 # What each benchmark's metric counts, for lava-test-case --units.
 UNITS = {"ns_per_access": "ns", "ns_per_update": "ns", "us_per_call": "us",
-         "us_per_mb": "us/MB",
-         "faults_per_s": "faults/s", "gb_per_s": "GB/s", "mb_per_s": "MB/s"}
+         "us_per_mb": "us/MB", "p99_us": "us",
+         "faults_per_s": "faults/s", "ops_per_s": "ops/s", "gb_per_s": "GB/s", "mb_per_s": "MB/s"}
 # Minutes for what run-qemu.sh does not time: fetching and unpacking the
 # images, and booting to the prompt (TCG boots take the longest).
 DEPLOY_MIN = 10

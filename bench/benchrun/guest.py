@@ -40,8 +40,10 @@ def guest_command(p, args, runs, c):
         if p[pool.key] or kb != KB_1G:
             cmd += [pool.option, str(p[pool.key])]
     cmd += ["--mem", p["mem"], "--timeout", str(p["timeout"])]
-    # the CPUs a benchmark that runs tasks in parallel (--tasks) spreads over
-    if any(bench in c.bench_names() and c.has_option(bench, "tasks")
+    # the CPUs a benchmark that runs tasks in parallel spreads over
+    # (faultscale's --tasks, tlbflush's --threads)
+    if any(bench in c.bench_names() and (c.has_option(bench, "tasks") or
+                                         c.has_option(bench, "threads"))
            for bench, _ in runs):
         cmd += ["--smp", str(p["smp"])]
     if args.kernel:

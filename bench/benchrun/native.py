@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 
+from . import shootdowns
 from .base import GB, KB_1G, KB_2M, MB
 from .pools import fit_pool, raise_pools
 from .rows import stream_lines
@@ -313,9 +314,84 @@ def check_gups_oracle(res, bindir):
                   "gups oracle at a %d-byte table" % wss)
 
 
+# tlbflush's oracle (issue 34, point 1; shootdowns.py): the kernel's own
+# count of TLB shootdowns (/proc/interrupts' TLB line), read by this
+# script around short runs of its own of tlbflush (anon: devzero at two
+# threads and one, maphugetlb at two), against the operations each row
+# claims.
+def check_tlbflush_oracle(res, bindir):
+    """shootdowns.check on devzero anon at 2 and 1 threads and maphugetlb
+    anon at 2 (meta.json tlbflush_oracle): 0, or 2 when the count
+    disagrees."""
+    out = {}
+    two = len(os.sched_getaffinity(0)) > 1
+    # devzero's 4 KB drops at two threads and one, and a 2 MB backing's
+    # (maphugetlb, from the pool the run raised) at two
+    for b, size, n in ([("devzero", "1M", 2)] if two else []) + \
+            [("devzero", "1M", 1)] + \
+            ([("maphugetlb", "4M", 2)] if two else []):
+        v = shootdowns.check(bindir, backing=b, size=size, threads=n)
+        out["%s anon %d thread%s" % (b, n, "s" if n > 1 else "")] = {
+            "agree": v["ok"], "reason": v["why"],
+            "shootdowns": v.get("delta"), "noise": v.get("noise"),
+            "ops": int(v["row"]["ops"]) if v.get("row") else None,
+            "flush_via": v.get("flush_via")}
+    res.meta["tlbflush_oracle"] = {
+        "source": "/proc/interrupts TLB line read by bench/run.py around "
+                  "its own runs of build/bench/tlbflush (one repetition)",
+        "backings": out}
+    bad = sorted(k for k, v in out.items() if v["agree"] is False)
+    msg = bad and "tlbflush: the kernel's shootdown count disagrees with " \
+        "the operations claimed: " + "; ".join(out[k]["reason"] for k in bad)
+    return settle(res, "tlbflush_oracle", msg, "tlbflush oracle")
+
+
+# faultlat's oracle (issue 34, point 2): plots/benches/faultlat.py
+# check_row on every row, each against its own sources (the loop's wall
+# time, getrusage's fault count, smaps and pagemap).  A row whose count
+# or page size disagrees fails the run; one whose clock does is judged as
+# the timing oracles are (settle(): a note when the load average is over
+# the CPU count, since a preemption between two timed stores lands in no
+# fault's time).
+def check_faultlat_oracle(res, bindir):
+    """check_row over faultlat.csv in res (meta.json faultlat_oracle): 0,
+    or 2 on a disagreement."""
+    from plots.benches.faultlat import check_row
+    del bindir
+    try:
+        with open(res.csv_path("faultlat")) as f:
+            rows = list(csv.DictReader(f))
+    except OSError:
+        rows = []
+    out = {}
+    for r in rows:
+        bad = check_row(r)
+        out["%s/%s" % (r["backing"], r["condition"])] = {
+            "agree": not bad, "ratio": "ok" if not bad else "; ".join(bad),
+            "clock_only": bool(bad) and all(x.startswith("clock") for x in bad)}
+    res.meta["faultlat_oracle"] = {
+        "source": "check_row: per-fault times against the loop's wall "
+                  "time, faults against getrusage, page size against "
+                  "smaps and pagemap", "backings": out}
+    hard = sorted(k for k, v in out.items()
+                  if not v["agree"] and not v["clock_only"])
+    if hard:
+        res.meta["errors"].append(
+            "faultlat disagrees with its oracle: " + ", ".join(
+                "%s: %s" % (k, out[k]["ratio"]) for k in hard))
+    clock = sorted(k for k, v in out.items() if v["clock_only"])
+    msg = clock and "faultlat's per-fault clock disagrees with the loop's " \
+        "wall time: " + ", ".join("%s: %s" % (k, out[k]["ratio"])
+                                   for k in clock)
+    rc = settle(res, "faultlat_oracle", msg, "faultlat oracle")
+    return 2 if hard else rc
+
+
 # A benchmark's independent check after its native run: 0, or an exit
 # status that fails the run.
-ORACLES = {"chase": check_chase_oracle, "gups": check_gups_oracle}
+ORACLES = {"chase": check_chase_oracle, "gups": check_gups_oracle,
+           "tlbflush": check_tlbflush_oracle,
+           "faultlat": check_faultlat_oracle}
 
 # What a benchmark's native run measures after it (and after its oracle),
 # given its command; it records its result or why there is none in

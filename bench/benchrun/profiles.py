@@ -162,6 +162,7 @@ def profile(name, mode, mem_available=None, c=None, llc=None,
     p["fit_pool"] = ("streamk",)
     p.setdefault("backings", {})["tlbreach"] = TLBREACH_BACKINGS
     add_faultscale(p, name, guest, c, arch, cpus)
+    add_tlbflush(p, name, guest, c, arch, cpus)
     return size_pools(p, arch=arch)
 
 
@@ -284,6 +285,51 @@ def add_faultscale(p, name, guest, c, arch="x86_64", cpus=None):
             p.setdefault("backings", {})["faultscale"] = ",".join(small)
 
 
+# TLB shootdowns (bench/tlbflush.c, issue 34 point 1): threads of one
+# process writing and dropping pages of their own regions, 1..CPUs threads
+# (the guest's GUEST_CPUS vCPUs, as faultscale), each with a region of
+# TLBFLUSH_REGION (two 2 MB pages; a file thread holds twice that), for
+# --duration-ms of each thread's clock per repetition.  The cost is time,
+# not a count: a point's repetition takes its duration plus the untimed
+# pass and the threads' start.  Under TCG, the quick guest's 16 backing
+# and kind pairs x 2 thread counts x 3 repetitions x (100 ms + about
+# 50 ms, an estimate) is about 15 s (tests/bench/test_tlbflush Profiles
+# checks the arithmetic against TLBFLUSH_GUEST_S).
+TLBFLUSH_REGION = 4 * MB
+TLBFLUSH = {
+    "tiny": ["--reps", "1", "--warmup", "0", "--duration-ms", "20"],
+    "quick": ["--reps", "3", "--warmup", "0", "--duration-ms", "100"],
+    "quick-native": ["--reps", "3", "--warmup", "0", "--duration-ms", "200"],
+    "full": ["--reps", "5", "--warmup", "1", "--duration-ms", "500"],
+}
+
+
+def add_tlbflush(p, name, guest, c, arch="x86_64", cpus=None):
+    """tlbflush's arguments: 1..CPUs threads (the board's where given, with
+    --oversubscribe so that the plan passes the check on this host), one
+    region of TLBFLUSH_REGION each (less where the profile's pool holds
+    less for the most threads: a file thread holds two); in the guest no
+    1 GB backings but in full, as faultscale."""
+    board = cpus is not None and not guest
+    if guest:
+        cpus = GUEST_CPUS
+    elif not board:
+        cpus = len(os.sched_getaffinity(0))
+    counts = list(range(1, min(cpus, FAULTSCALE_MAX_COUNTS) + 1))
+    most = counts[-1]
+    region = max(2 * MB, min(TLBFLUSH_REGION, p["max_bytes"] // (2 * most)
+                             // (2 * MB) * (2 * MB)))
+    key = name + ("-native" if name == "quick" and not guest else "")
+    p["tlbflush"] = ["--sizes", str(region), "--threads",
+                     ",".join(map(str, counts))] + \
+        (["--oversubscribe"] if board else []) + TLBFLUSH[key]
+    if guest and name != "full":
+        c = c or contract.load()
+        small = [b for b in arch_backings(c, arch)
+                 if c.needs_pool(b) != KB_1G]
+        p.setdefault("backings", {})["tlbflush"] = ",".join(small)
+
+
 # tlbreach (bench/tlbreach.c): sizes at four per octave, so that a knee
 # is placed within 19 %; from 4 pages of 4 KB to 256 pages of 2 MB
 # natively (its 4 KB chains stop at --max-pages).  Under TCG its times
@@ -332,6 +378,27 @@ def gups_args(name, guest, top=None):
     return ["--sizes", ",".join(sizes)] + reps
 
 
+# faultlat (bench/faultlat.c): one mapping per backing and condition, each
+# page faulted once and timed alone, so no repetitions.  The working set
+# gives the count of faults (2 MB backings: size / 2 MB; devzero: size /
+# 4 KB); --frag-max bounds the fragmenter's fill, which natively costs about
+# 4-5 s per GB filled on this project's VM (and is done once per backing),
+# and which the binary also stops at its MemAvailable floor (max(256 MB,
+# MemTotal / 8) above the working set).  Under TCG an aged THP fault that
+# compacts costs far more than a fresh one: the guest keeps 16 of them.
+FAULTLAT_ARGS = {
+    ("quick", True): ["--sizes", "32M", "--frag-max", "512M"],
+    ("quick", False): ["--sizes", "256M", "--frag-max", "2G"],
+    ("full", True): ["--sizes", "64M", "--frag-max", "1G"],
+    ("full", False): ["--sizes", "1G", "--frag-max", "0"],
+}
+
+
+def faultlat_args(name, guest):
+    """faultlat's arguments for the quick or full profile."""
+    return list(FAULTLAT_ARGS[(name, guest)])
+
+
 def tiny_profile():
     return {
         "chase": ["--sizes", "16K,1M,8M", "--reps", "2", "--warmup", "1",
@@ -345,6 +412,8 @@ def tiny_profile():
         "tlbreach": ["--sizes", "64K,1M,8M", "--reps", "2", "--warmup",
                      "1", "--hops", "16K"],
         "gups": ["--sizes", "64K,1M", "--reps", "2", "--warmup", "0"],
+        # per-fault latency: one pass per condition (no repetitions)
+        "faultlat": ["--sizes", "4M", "--frag-max", "64M"],
         "runner": ["--sizes", "64K,4M", "--reps", "2", "--warmup", "1"],
         REALPROG: ["--corpus", "64K", "--reps", "1", "--sample-ms", "500"]
         + memcached_args(10000, 10000),
@@ -375,6 +444,9 @@ def quick_profile(guest, c, arch, reaches):
         if guest else ["--sizes", tlbreach_sizes(16 << 10, 512 * MB),
                        "--reps", "9", "--warmup", "1"],
         "gups": gups_args("quick", guest),
+        # per-fault latency, fresh and aged; the fragmenter fills up to
+        # --frag-max (guest: bounded by its MemAvailable floor)
+        "faultlat": faultlat_args("quick", guest),
         "runner": ["--sizes", stream_sizes, "--reps", "5", "--warmup", "1"],
         # 512K: about 20 s of TCG for the six backings
         REALPROG: ["--corpus", "512K", "--reps", "1", "--sample-ms", "1000"]
@@ -433,6 +505,7 @@ def full_profile(guest, mem_available, reaches):
         "tlbreach": ["--sizes", tlbreach_sizes(16 << 10, top), "--reps",
                      "11", "--warmup", "1", "--max-pages", "64K"],
         "gups": gups_args("full", guest, top),
+        "faultlat": faultlat_args("full", guest),
         "runner": ["--min", "16K", "--max", str(top), "--reps", "5",
                    "--warmup", "1"],
         REALPROG: ["--corpus", "2M", "--reps", "1", "--sample-ms", "1000"]

@@ -43,8 +43,8 @@ FLOORS = [
     ("runner",),
     # 5: the benchmarks, and the helpers of one benchmark that benchtool
     # also shows (mlp.h, tlbreach.h)
-    ("chase", "fault", "faultscale", "gups", "mlp", "stream", "streamk",
-     "tlbreach"),
+    ("chase", "fault", "faultlat", "faultscale", "gups", "mlp", "stream", "streamk",
+     "tlbreach", "tlbflush"),
     # 6: the programs: a benchmark's main(), benchtool, the real-program
     # driver, and hugepreload.so (loaded into xz, linked with nothing here)
     ("main", "benchtool", "realprog/realprog", "realprog/hugepreload"),
