@@ -18,8 +18,8 @@
 
 FIG_W = 1300; FIG_H = 620
 FIGTITLE = "A real program on each backing: " . (ARG6 ne "" ? ARG6 : "xz -9 through hugepreload.so")
-SOURCENOTE = "x = backing; bars = median of the valid runs (rep) that did not fall back (of one run: that run), points = each; " . \
-             "y = user_s, wall_s, minflt; labels = page_kb and huge_pct from smaps"
+SOURCENOTE = "x = backing; bars = median of the valid runs (one run: that run), points = each; " . \
+             "y = user_s, wall_s, minflt; labels: page_kb, huge_pct (smaps)"
 call ARG0[1:strlen(ARG0)-strlen("realprog.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8 ARG9
 
 # Medians per backing, of the times, faults and pages.
