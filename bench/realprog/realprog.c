@@ -911,11 +911,30 @@ static int measure_program(const char *list[], int nb, const char *corpus)
 	return rc;
 }
 
+/*
+ * 0 if this kernel has unix sockets, which memcached listens on; else -1
+ * and why (the project's guest kernel, tinyconfig-based, may have no
+ * CONFIG_NET): memcached is then skipped, said in "@meta realprog_skipped"
+ */
+static int no_sockets(char *why, size_t n)
+{
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	if (s >= 0) {
+		close(s);
+		return 0;
+	}
+	snprintf(why, n, "memcached not run: this kernel has no unix sockets "
+		 "(socket: %s), which it listens on (CONFIG_NET, CONFIG_UNIX)",
+		 strerror(errno));
+	return -1;
+}
+
 /* each program of --programs in turn, xz first */
 static int measure(const char *list[], int nb, const char *corpus)
 {
 	static const char *const names[] = { "xz", "memcached" };
-	char copy[sizeof(opt.programs) + 2];
+	char copy[sizeof(opt.programs) + 2], why[256];
 	int rc = 0;
 	size_t i;
 
@@ -926,6 +945,13 @@ static int measure(const char *list[], int nb, const char *corpus)
 		snprintf(needle, sizeof(needle), ",%s,", names[i]);
 		if (!strstr(copy, needle))
 			continue;
+		if (!strcmp(names[i], "memcached") &&
+		    no_sockets(why, sizeof(why))) {
+			printf("@meta realprog_skipped {\"memcached\": "
+			       "\"%s\"}\n", why);
+			progress("%s", why);
+			continue;
+		}
 		prog = names[i];
 		if (measure_program(list, nb, corpus))
 			rc = 2;

@@ -131,6 +131,10 @@ def section_of(rows, meta):
 
 def parts(run):
     rows = read_rows(run.path)
+    # a program the driver could not run here (memcached without unix
+    # sockets), from its "@meta realprog_skipped"
+    for why in ((run.meta.get("other") or {}).get("realprog_skipped") or {}).values():
+        run.notes.append("realprog: " + why)
     if not rows:
         return Parts()
     groups = by_program(rows)

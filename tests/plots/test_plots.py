@@ -671,6 +671,17 @@ class RealProg(unittest.TestCase):
         j = next(n for n, l in enumerate(lines) if l.startswith("Real program: xz -9 -T1"))
         self.assertNotIn("memcached", "\n".join(lines[j:j + 6]))
 
+    def test_skipped_program_said(self):
+        """A program the driver could not run (memcached in a guest kernel
+        without unix sockets: its "@meta realprog_skipped") is a note."""
+        import types
+        from plots.benches import realprog
+        why = "memcached not run: this kernel has no unix sockets"
+        run = types.SimpleNamespace(path=self.tmp, timing="", notes=[],
+                                    meta={"other": {"realprog_skipped": {"memcached": why}}})
+        self.assertEqual(realprog.parts(run).sections, [])      # no realprog.csv there
+        self.assertEqual(run.notes, ["realprog: " + why])
+
     def test_one_run_is_not_called_a_median(self):
         from plots.benches.realprog import spread
         self.assertEqual(spread((0.15, 0.15, 0.15), 1), "0.15 s (one run)")
