@@ -508,6 +508,46 @@ sys.stdout.write("same")
             self.assertEqual((r["page_kb"], r["page_agree"], r["valid"]),
                              ("4", r["samples"], "1"), r)
 
+    # A program that maps 16 MB, advises MADV_HUGEPAGE itself, touches it
+    # and prints the mapping's AnonHugePages (kB), as memcached -L does
+    # with its cache.
+    ADVISER = """
+import ctypes, mmap, re
+m = mmap.mmap(-1, 16 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+m.madvise(mmap.MADV_HUGEPAGE)
+for i in range(0, len(m), 4096):
+    m[i] = 1
+addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+inside = False
+for line in open("/proc/self/smaps"):
+    r = re.match(r"([0-9a-f]+)-([0-9a-f]+) ", line)
+    if r:
+        inside = int(r.group(1), 16) <= addr < int(r.group(2), 16)
+    elif inside and line.startswith("AnonHugePages:"):
+        print(line.split()[1])
+"""
+
+    def test_program_advice_left_to_the_backing(self):
+        """A program's own MADV_HUGEPAGE on memory the library placed does
+        nothing: none stays on 4 kB pages, thp is huge either way; on
+        memory it did not place (below HUGEPRELOAD_MIN) the advice reaches
+        the kernel, as it does without the library."""
+        if thp_mode() not in ("always", "madvise"):
+            self.skipTest("THP is %s here: MADV_HUGEPAGE cannot take effect"
+                          % thp_mode())
+
+        def huge_kb(env):
+            p = subprocess.run(["python3", "-c", self.ADVISER], env=dict(
+                os.environ, **env), capture_output=True, text=True, timeout=60,
+                check=True)
+            return int(p.stdout.split()[0])
+        pre = {"LD_PRELOAD": SO}
+        self.assertEqual(huge_kb(dict(pre, HUGEPRELOAD_BACKING="none")), 0)
+        self.assertEqual(huge_kb(dict(pre, HUGEPRELOAD_BACKING="thp")), 16384)
+        self.assertEqual(huge_kb(dict(pre, HUGEPRELOAD_BACKING="none",
+                                      HUGEPRELOAD_MIN="64M")), 16384)
+        self.assertEqual(huge_kb({}), 16384)
+
     # -- memcached, the second program ------------------------------------
 
     MEMCACHED = "/usr/bin/memcached"
