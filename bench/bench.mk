@@ -118,7 +118,8 @@ $(BENCH_TOOLS): bench/benchtool.c $(BENCH_SRCS) $(BENCH_LIB_SRC) \
 # libc6-dev-arm64-cross, as kernel/build.sh builds the arm64 kselftests.
 # They link the same event table: on arm64 the counters say why it has no
 # TLB events for that CPU (bench/pmu.c).  No real-program step: it runs
-# Debian's x86_64 xz under an LD_PRELOAD library (bench/realprog/).
+# Debian's x86_64 xz and memcached under an LD_PRELOAD library
+# (bench/realprog/).
 BENCH_ARM64_CC ?= clang --target=aarch64-linux-gnu -fuse-ld=lld
 BENCH_ARM64_DIR := build/bench-arm64
 BENCH_ARM64_BINS := $(addprefix $(BENCH_ARM64_DIR)/,$(BENCH_NAMES))

@@ -17,8 +17,9 @@
 #   BACKINGS  space-separated backings to draw, in order.  Empty: every
 #             backing that has rows in DATA, in the order they appear.
 #   EXTRA     figure specific; see the header of each figure script.
-#   HOPCOL HOP  chase figures only: draw just the rows whose column named
-#             HOPCOL holds HOP (chase.csv's "hop": line or page).  Empty: all.
+#   HOPCOL HOP  draw just the rows whose column named HOPCOL holds HOP
+#             (chase.csv's "hop": line or page; realprog.csv's "program",
+#             one program of several).  Empty: all.
 #   COLOURS   space-separated "#rrggbb", one per word of BACKINGS (render.py
 #             takes them from bench/contract.py).  Empty: a fixed palette by
 #             position.
@@ -47,10 +48,11 @@ EXTRA = ARG6
 HOPCOL = ARG7
 HOP = ARG8
 COLOURS = ARG9
-HOPTEXT = HOP eq "line" ? "hop = line: one access per 64 B line" : \
+HOPTEXT = HOPCOL ne "hop" ? HOPCOL . " = " . HOP : \
+          HOP eq "line" ? "hop = line: one access per 64 B line" : \
           HOP eq "page" ? "hop = page: one access per 4 KB page" : "hop = " . HOP
 HOPTITLE = HOPCOL ne "" ? " (" . HOPTEXT . ")" : ""
-HOPSOURCE = HOPCOL ne "" ? "; rows with hop = " . HOP : ""
+HOPSOURCE = HOPCOL ne "" ? "; rows with " . HOPCOL . " = " . HOP : ""
 # A row of the chosen hop (any row without one); a row of backing b too.
 hopok(dummy) = HOPCOL eq "" || strcol(HOPCOL) eq HOP
 isb(b) = strcol("backing") eq b && hopok(0)

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-# realprog.gp -- a real program (xz -9) on each backing through hugepreload.so:
-# CPU time, wall time and page faults per run, and the pages it got.
+# realprog.gp -- a real program (xz -9, memcached -L) on each backing through
+# hugepreload.so: CPU time, wall time and page faults per run, and the pages
+# it got.  One figure a program: HOPCOL "program" and HOP its program
+# column's text pick its rows where realprog.csv holds several.
 #
 #   gnuplot -c plots/realprog.gp results/RUN/realprog.csv results/RUN/realprog \
 #           [CAPTION [TIMING [BACKINGS [EXTRA [HOPCOL HOP [COLOURS]]]]]]
@@ -11,13 +13,13 @@
 # marked invalid (valid = 0: other output, other pages) are left out.
 # Left: user_s (CPU time in user mode).  Middle: wall_s.  Right: minflt
 # (log scale), with the median page size and huge-page share smaps showed
-# (page_kb, huge_pct) over each bar.  EXTRA: the corpus and command,
-# for the title.
+# (page_kb, huge_pct) over each bar.  EXTRA: the corpus (xz) or data set
+# (memcached) and command, for the title.
 
 FIG_W = 1300; FIG_H = 620
 FIGTITLE = "A real program on each backing: " . (ARG6 ne "" ? ARG6 : "xz -9 through hugepreload.so")
-SOURCENOTE = "x = backing; bars = median of the valid runs (rep) that did not fall back (of one run: that run), points = each; " . \
-             "y = user_s, wall_s, minflt; labels = page_kb and huge_pct from smaps"
+SOURCENOTE = "x = backing; bars = median of the valid runs (one run: that run), points = each; " . \
+             "y = user_s, wall_s, minflt; labels: page_kb, huge_pct (smaps)"
 call ARG0[1:strlen(ARG0)-strlen("realprog.gp")] . "common.gp" ARG1 ARG2 ARG3 ARG4 ARG5 ARG6 ARG7 ARG8 ARG9
 
 # Medians per backing, of the times, faults and pages.

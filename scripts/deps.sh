@@ -43,6 +43,9 @@ arch=${1:-x86_64}
 #   ccache             cached kernel rebuilds
 #   lz4                compresses the bzImage (CONFIG_KERNEL_LZ4)
 #   cpio xz-utils rsync  tarball extraction, headers_install, the initramfs
+#                      (xz: also bench/realprog's first real program)
+#   memcached          bench/realprog's second real program (memcached -L),
+#                      copied into the guest's initramfs with its libraries
 #   patch              kernel/reconcile.py (the series' delta revisions)
 #   busybox-static     the guest's shell and tools
 #   qemu-system-x86    the guest, and a client mapping /dev/hugetlb by path
@@ -51,7 +54,8 @@ arch=${1:-x86_64}
 #   gnuplot-nox        the figures
 #   python3            the orchestration and tests
 bench="linux-source-6.12 gcc gcc-multilib make bc flex bison libelf-dev libssl-dev ccache lz4
-cpio xz-utils rsync patch busybox-static qemu-system-x86 linux-perf gnuplot-nox python3"
+cpio xz-utils rsync patch busybox-static qemu-system-x86 linux-perf gnuplot-nox python3
+memcached"
 # test (with bench's):
 #   python3-ply python3-git  checkpatch.pl's SPDX check (scripts/spdxcheck.py)
 #   fio                a second real program that maps a path

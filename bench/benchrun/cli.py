@@ -41,7 +41,8 @@ ARM64_PRESET = "neoverse-n1"
 
 # Why the arm64 run has no real-program step (meta.json notes).
 ARM64_NO_REALPROG = ("realprog not run on arm64: it runs Debian's x86_64 "
-                     "xz under an LD_PRELOAD library (bench/realprog/), "
+                     "xz and memcached under an LD_PRELOAD library "
+                     "(bench/realprog/), "
                      "and the arm64 initramfs holds neither")
 
 

@@ -24,7 +24,9 @@
  * family itself for requests of at least HUGEPRELOAD_MIN (malloc, calloc,
  * realloc, reallocarray, memalign, aligned_alloc, posix_memalign, valloc,
  * pvalloc) and hands everything smaller to glibc (__libc_malloc and
- * friends).  It also interposes mmap/mmap64 for private, writable,
+ * friends).  It also interposes madvise, so that a program's own
+ * MADV_HUGEPAGE or MADV_NOHUGEPAGE on what the library placed does not
+ * undo the backing (memcached -L's), and mmap/mmap64 for private, writable,
  * anonymous requests with no address, no MAP_FIXED, MAP_NORESERVE,
  * MAP_HUGETLB, MAP_GROWSDOWN or MAP_STACK (a PROT_NONE or MAP_NORESERVE
  * reservation is sparse by intent; huge pages would commit it).  Not
@@ -453,7 +455,7 @@ static void *map_thp(size_t len, int prot, int fl)
 	if (a > raw)
 		sys_munmap(raw, a - raw);
 	sys_munmap(a + len, raw + THP_SIZE - a);
-	madvise(a, len, MADV_HUGEPAGE);
+	syscall(SYS_madvise, a, len, MADV_HUGEPAGE);
 	return a;
 }
 
@@ -467,7 +469,7 @@ static void *map_kind(size_t len, int prot, int extra)
 	case K_NONE:
 		p = sys_mmap(NULL, len, prot, fl | MAP_ANONYMOUS, -1, 0);
 		if (p != MAP_FAILED)
-			madvise(p, len, MADV_NOHUGEPAGE);
+			syscall(SYS_madvise, p, len, MADV_NOHUGEPAGE);
 		return p;
 	case K_THP:
 		return map_thp(len, prot, fl | MAP_ANONYMOUS);
@@ -697,6 +699,32 @@ void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 	}
 	pthread_mutex_unlock(&lock);
 	return p;
+}
+
+/*
+ * Page-size advice (MADV_HUGEPAGE, MADV_NOHUGEPAGE) on memory this library
+ * placed is the backing's to decide, not the program's: memcached -L
+ * advises MADV_HUGEPAGE on its item cache, which would turn "none" into
+ * THP.  Such advice on a range inside one backed mapping succeeds and does
+ * nothing; any other advice, or a range that is not all ours, goes to the
+ * kernel.
+ */
+int madvise(void *addr, size_t len, int advice)
+{
+	uintptr_t a = (uintptr_t)addr, e = a + len;
+	struct region *r;
+	int ours = 0;
+
+	if ((advice == MADV_HUGEPAGE || advice == MADV_NOHUGEPAGE) && len &&
+	    maybe_ours(a, e)) {
+		pthread_mutex_lock(&lock);
+		r = find(a);
+		ours = r && e <= r->end;
+		pthread_mutex_unlock(&lock);
+	}
+	if (ours)
+		return 0;
+	return syscall(SYS_madvise, addr, len, advice);
 }
 
 /* -- the malloc family ----------------------------------------------------- */

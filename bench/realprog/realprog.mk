@@ -3,7 +3,8 @@
 # bench/bench.mk.
 #
 #   build/bench/hugepreload.so  the LD_PRELOAD library (hugepreload.c)
-#   build/bench/realprog        the driver: xz on a generated corpus per
+#   build/bench/realprog        the driver: xz on a generated corpus and
+#                               memcached -L holding seeded keys, per
 #                               backing (realprog.c), static like the
 #                               benchmarks so that it runs in the guest
 #   make bench-realprog-native  the quick profile's real-program step on

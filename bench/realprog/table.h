@@ -23,7 +23,7 @@ static const struct row_table realprog_table = {
 };
 
 /* what it measures, for the contract */
-#define REALPROG_DESC "a real program (xz) on each backing through " \
-	"hugepreload.so: time, faults, pages obtained"
+#define REALPROG_DESC "real programs (xz, memcached) on each backing " \
+	"through hugepreload.so: time, faults, pages obtained"
 
 #endif

@@ -3,16 +3,16 @@
 # Build the guest's initramfs: an uncompressed cpio archive (nothing to
 # decompress under TCG) holding busybox, our /init, the kselftests built
 # from the patched tree, the project's static benchmark binaries and
-# Debian's perf and xz with the shared libraries they need (xz is the real
-# program bench/realprog runs, under the hugepreload.so given here, which
-# goes to /usr/local/lib).
+# Debian's perf, xz and memcached with the shared libraries they need (xz
+# and memcached are the real programs bench/realprog runs, under the
+# hugepreload.so given here, which goes to /usr/local/lib).
 #
 #   kernel/initramfs/build.sh [--arch arm64] OUT SELFTEST_DIR [BENCH_BIN...]
 #
 # --arch arm64: the arm64 guest's, with Debian's busybox-static:arm64
 # (fetched once with apt-get download into build/deb/ and unpacked there),
 # the kselftests and the benchmarks cross-built for arm64 (bench/bench.mk);
-# perf and xz are x86_64 programs, so neither of them.
+# perf, xz and memcached are x86_64 programs, so none of them.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -64,7 +64,8 @@ x86_64)
 	busybox=/bin/busybox
 	perf=/usr/bin/perf
 	xz=/usr/bin/xz
-	for f in "$busybox" "$perf" "$xz"; do
+	memcached=/usr/bin/memcached
+	for f in "$busybox" "$perf" "$xz" "$memcached"; do
 		if [ ! -x "$f" ]; then
 			echo "initramfs: $f is missing: run 'make deps'" >&2
 			exit 1
@@ -109,12 +110,13 @@ for b in "$@"; do
 	esac
 done
 
-# perf and xz are dynamically linked: copy them with every library ldd
-# names, at the same paths, plus the loader.
+# perf, xz and memcached are dynamically linked: copy them with every
+# library ldd names, at the same paths, plus the loader.
 if [ "$arch" = x86_64 ]; then
 	cp "$perf" "$root/usr/bin/perf"
 	cp "$xz" "$root/usr/bin/xz"
-	ldd "$perf" "$xz" | grep -v ':$' | grep -oE '/[^ ]+' | sort -u | while read -r lib; do
+	cp "$memcached" "$root/usr/bin/memcached"
+	ldd "$perf" "$xz" "$memcached" | grep -v ':$' | grep -oE '/[^ ]+' | sort -u | while read -r lib; do
 		mkdir -p "$root$(dirname "$lib")"
 		cp -L "$lib" "$root$lib"
 	done

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """hugepreload.so (bench/realprog/hugepreload.c) on this host's kernel, and
-the realprog driver that runs xz under it.
+the realprog driver that runs xz and memcached under it.
 
 tests/bench/preload_probe.c mallocs, mmaps, munmaps, mremaps, forks and
 runs threads under the library with each backing the host has (none, thp,
@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 import unittest
 
+from bench import benchrun
 from tests.bench.common import ROOT, benchtool
 
 SO = os.path.join(ROOT, "build", "bench", "hugepreload.so")
@@ -507,6 +508,188 @@ sys.stdout.write("same")
             self.assertEqual((r["page_kb"], r["page_agree"], r["valid"]),
                              ("4", r["samples"], "1"), r)
 
+    # A program that maps 16 MB, advises MADV_HUGEPAGE itself, touches it
+    # and prints the mapping's AnonHugePages (kB), as memcached -L does
+    # with its cache.
+    ADVISER = """
+import ctypes, mmap, re
+m = mmap.mmap(-1, 16 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+m.madvise(mmap.MADV_HUGEPAGE)
+for i in range(0, len(m), 4096):
+    m[i] = 1
+addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+inside = False
+for line in open("/proc/self/smaps"):
+    r = re.match(r"([0-9a-f]+)-([0-9a-f]+) ", line)
+    if r:
+        inside = int(r.group(1), 16) <= addr < int(r.group(2), 16)
+    elif inside and line.startswith("AnonHugePages:"):
+        print(line.split()[1])
+"""
+
+    def test_program_advice_left_to_the_backing(self):
+        """A program's own MADV_HUGEPAGE on memory the library placed does
+        nothing: none stays on 4 kB pages, thp is huge either way; on
+        memory it did not place (below HUGEPRELOAD_MIN) the advice reaches
+        the kernel, as it does without the library."""
+        if thp_mode() not in ("always", "madvise"):
+            self.skipTest("THP is %s here: MADV_HUGEPAGE cannot take effect"
+                          % thp_mode())
+
+        def huge_kb(env):
+            p = subprocess.run(["python3", "-c", self.ADVISER], env=dict(
+                os.environ, **env), capture_output=True, text=True, timeout=60,
+                check=True)
+            return int(p.stdout.split()[0])
+        pre = {"LD_PRELOAD": SO}
+        self.assertEqual(huge_kb(dict(pre, HUGEPRELOAD_BACKING="none")), 0)
+        self.assertEqual(huge_kb(dict(pre, HUGEPRELOAD_BACKING="thp")), 16384)
+        self.assertEqual(huge_kb(dict(pre, HUGEPRELOAD_BACKING="none",
+                                      HUGEPRELOAD_MIN="64M")), 16384)
+        self.assertEqual(huge_kb({}), 16384)
+
+    # -- memcached, the second program ------------------------------------
+
+    MEMCACHED = "/usr/bin/memcached"
+    KV = ["--kv-items", "20000", "--kv-gets", "20000"]
+
+    def need_memcached(self):
+        if not os.access(self.MEMCACHED, os.X_OK):
+            self.skipTest("no %s: make deps installs Debian's memcached"
+                          % self.MEMCACHED)
+
+    def kv_driver(self, backings, *extra, wrapper=None, thp=True):
+        """realprog --programs memcached, through a wrapper script (bash:
+        its text) in place of memcached where given; thp=False runs it
+        under PR_SET_THP_DISABLE."""
+        mc = self.MEMCACHED
+        if wrapper:
+            mc = os.path.join(self.tmp.name, "memcached-wrapper")
+            with open(mc, "w") as f:
+                f.write("#!/bin/bash\n" + wrapper)
+            os.chmod(mc, 0o755)
+        p = subprocess.run([REALPROG, "--programs", "memcached", "--memcached", mc,
+                            "--reps", "2", "--backings", backings, "--dir",
+                            self.tmp.name, "--sample-ms", "20", *self.KV, *extra],
+                           capture_output=True, text=True, timeout=300,
+                           preexec_fn=None if thp else self.no_thp)
+        lines = p.stdout.splitlines()
+        cols = next(l for l in lines if l.startswith("@header realprog ")
+                    ).split()[2].split(",")
+        rows = [dict(zip(cols, l.split(" ", 2)[2].split(",")))
+                for l in lines if l.startswith("@row realprog ")]
+        return p, rows
+
+    @staticmethod
+    def kv_expected(items, gets, seed=1, value=100, batch=100):
+        """memcached's answers to the driver's requests, worked out here
+        from the seeded stream (layout.h's mix64, realprog.c's keys and
+        values) without memcached: (bytes, FNV-1a)."""
+        m = (1 << 64) - 1
+
+        def mix64(z):
+            z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & m
+            z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & m
+            return z ^ (z >> 31)
+
+        def val(k):
+            out, x = bytearray(), 0
+            for i in range(value):
+                if i % 12 == 0:
+                    x = mix64((seed * 0x9e3779b97f4a7c15 + k * 64 + i) & m)
+                out.append(97 + x % 26)
+                x //= 26
+            return bytes(out)
+        parts, s, left = [b"STORED\r\n" * items], seed, gets
+        while left:
+            for _ in range(min(batch, left)):
+                s += 1
+                k = mix64(s) % items
+                parts.append(b"VALUE k%010d 0 %d\r\n%s\r\n" % (k, value, val(k)))
+            left -= min(batch, left)
+            parts.append(b"END\r\n")
+        data = b"".join(parts)
+        h = 0xcbf29ce484222325
+        for c in data:
+            h = ((h ^ c) * 0x100000001b3) & m
+        return len(data), "%016x" % h
+
+    def test_realprog_memcached(self):
+        """memcached -L, unmodified, on off (the program as it is: THP by
+        its own madvise) and none: its answers are exactly the values the
+        driver set (bytes and hash worked out here without memcached), the
+        same on both; none stays on 4 kB pages although memcached advises
+        MADV_HUGEPAGE on its cache (hugepreload keeps page-size advice
+        off what it placed), off gets 2 MB where THP is on."""
+        self.need_memcached()
+        mode = thp_mode()
+        if mode not in ("always", "madvise"):
+            self.skipTest("THP is %s here: memcached -L wants it" % mode)
+        p, rows = self.kv_driver("off,none")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(len(rows), 4, p.stdout)
+        want = self.kv_expected(20000, 20000)
+        for r in rows:
+            self.assertEqual((int(r["out_bytes"]), r["out_fnv"]), want, r)
+            self.assertTrue(r["program"].startswith("memcached -L -m "), r)
+            self.assertEqual(r["corpus_bytes"], str(20000 * 100), r)
+            self.assertEqual((r["valid"], r["fallback"]), ("1", "0"), r)
+            self.assertEqual(r["page_agree"], r["samples"], r)
+            self.assertGreater(int(r["resident_kb"]), 32 << 10, r)
+            if r["backing"] == "none":
+                self.assertEqual((r["page_kb"], r["huge_kb"]), ("4", "0"), r)
+            else:
+                self.assertEqual(r["page_kb"], "2048", r)
+                self.assertGreater(float(r["huge_pct"]), 90, r)
+        self.assertIn('"programs": "memcached"', p.stdout)
+
+    def test_realprog_memcached_other_output_excluded(self):
+        """The output oracle on memcached: a cache too small for the keys
+        on none (a wrapper gives it -m 40, memcached's least with -L)
+        evicts, its answers miss keys: none's runs are invalid."""
+        self.need_memcached()
+        p, rows = self.kv_driver("off,none", wrapper=(
+            'a=("$@")\n'
+            'if [ "$HUGEPRELOAD_BACKING" = none ]; then\n'
+            '  for i in "${!a[@]}"; do [ "${a[$i]}" = -m ] && a[$((i+1))]=40; done\n'
+            'fi\n'
+            'exec %s "${a[@]}"\n' % self.MEMCACHED))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertEqual({(r["backing"], r["valid"]) for r in rows},
+                         {("off", "1"), ("none", "0")}, rows)
+        self.assertIn("@error realprog none: memcached wrote other bytes than "
+                      "on off", p.stdout)
+
+    def test_realprog_memcached_wrong_pages_excluded(self):
+        """The smaps oracle on memcached: maphugetlb promises 2 MB pages;
+        a wrapper that raises HUGEPRELOAD_MIN past everything leaves the
+        cache to memcached's own THP advice, which PR_SET_THP_DISABLE
+        refuses: 4 kB pages, the runs invalid."""
+        self.need_memcached()
+        self.need_pool()
+        p, rows = self.kv_driver("maphugetlb", thp=False, wrapper=(
+            "HUGEPRELOAD_MIN=1G exec %s \"$@\"\n" % self.MEMCACHED))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertEqual(len(rows), 2, p.stdout)
+        for r in rows:
+            self.assertEqual((r["page_kb"], r["valid"]), ("4", "0"), r)
+        self.assertIn("@error realprog maphugetlb: promised 2048 kB pages, "
+                      "smaps showed most of its big mappings on 4 kB", p.stdout)
+        # the same without the wrapper: 2 MB pages, valid
+        self.need_pool()
+        p, rows = self.kv_driver("maphugetlb", thp=False)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        for r in rows:
+            self.assertEqual((r["page_kb"], r["valid"], r["fallback"]),
+                             ("2048", "1", "0"), r)
+            self.assertGreater(float(r["huge_pct"]), 99, r)
+
+    def test_realprog_bad_program(self):
+        p = subprocess.run([REALPROG, "--programs", "xz,redis"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown program 'redis'", p.stderr)
+
     def test_realprog_backings_are_the_contracts(self):
         """Past off and none, realprog's backings are rows of the backing
         table, with its meaning (hugetlbfs: a private mapping, as the
@@ -544,6 +727,51 @@ sys.stdout.write("same")
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 2)
         self.assertIn("unknown backing 'hugepages'", p.stderr)
+
+
+class RealprogProfiles(unittest.TestCase):
+    """memcached, realprog's second program, in every profile: its cache
+    within the 2 MB pool the step is given (REALPROG_POOL), past the
+    reach of 4 kB TLB entries natively, and the quick guest's six runs
+    within their stated TCG estimate."""
+
+    # memcached's CPU time per command (a set, or a key fetched),
+    # measured natively on this 2-CPU host, loaded (1M keys set, 4M
+    # fetched: 6.3 s of user + sys); TCG at the slow end of the 10-50x
+    # that profiles.py states
+    NATIVE_US_PER_OP = 1.3
+    TCG_SLOWDOWN = 50
+    QUICK_GUEST_S = 90
+
+    def kv(self, a):
+        return (int(a[a.index("--kv-items") + 1]), int(a[a.index("--kv-gets") + 1]))
+
+    def test_every_profile_runs_memcached(self):
+        for name in ("tiny", "quick", "full"):
+            for mode in ("guest", "native"):
+                p = benchrun.profile(name, mode, mem_available=8 << 30)
+                a = benchrun.profile_args(p, benchrun.REALPROG)
+                self.assertEqual(a[a.index("--programs") + 1], "xz,memcached", (name, mode))
+                items, _ = self.kv(a)
+                # realprog.c's kv_mb() (-m) and its hash table (8 B a
+                # bucket, a bucket a key), each in whole 2 MB pages
+                cache = ((items * 256) >> 20) + 64
+                table = max(items, 1 << 16) * 8 / MB
+                self.assertLessEqual((cache + 2) + table + 2,
+                                     benchrun.REALPROG_POOL / MB, (name, mode))
+        native = benchrun.profile("quick", "native", mem_available=8 << 30)
+        items, gets = self.kv(benchrun.profile_args(native, benchrun.REALPROG))
+        # 100-byte values in 192-byte chunks: far past the 6 MB a
+        # 1536-entry 4 kB TLB reaches
+        self.assertGreaterEqual(items * 192, 128 * MB)
+        self.assertGreaterEqual(gets, 2 * items)
+
+    def test_quick_guest_within_estimate(self):
+        p = benchrun.profile("quick", "guest", None)
+        items, gets = self.kv(benchrun.profile_args(p, benchrun.REALPROG))
+        runs = 6        # off, none, thp, hugetlbfs, maphugetlb, devhugetlb; 1 rep
+        est = runs * (items + gets) * self.NATIVE_US_PER_OP * self.TCG_SLOWDOWN / 1e6
+        self.assertLess(est, self.QUICK_GUEST_S, (items, gets, est))
 
 
 if __name__ == "__main__":

@@ -587,7 +587,10 @@ class RealProg(unittest.TestCase):
     its figure and summary section; fixture-realprog/realprog.csv has three
     runs each of off, none, thp and maphugetlb, a fourth maphugetlb run
     that fell back to normal pages, and a fourth none run (user_s 99) whose
-    output differed: both valid = 0."""
+    output differed: both valid = 0.  Then memcached's rows (the second
+    program): one off run (THP by its own -L), three of none and thp, one
+    maphugetlb run and a second one marked invalid (smaps disagreed,
+    user_s 9.99)."""
 
     @classmethod
     def setUpClass(cls):
@@ -639,6 +642,45 @@ class RealProg(unittest.TestCase):
         i = next(n for n, l in enumerate(lines) if l.startswith("Real program: xz -9 -T1"))
         none = next(l for l in lines[i + 2:i + 6] if l.split()[0] == "none")
         self.assertIn("49.0 s (median; 48.1..50.9)", none)
+
+    def test_second_program_beside_xz(self):
+        """memcached's rows get their own figure and section; xz's keep
+        theirs, neither taking the other's rows."""
+        text = svg_text(os.path.join(self.rundir, "realprog-memcached.svg"))
+        self.assertIn("program = memcached -L -m 308 -t 1", text)
+        self.assertIn("2048 kB, 97% huge", text)     # off: memcached's own THP
+        self.assertIn("figures: ", self.out)
+        self.assertIn("realprog-memcached", self.out.split("figures: ")[1].splitlines()[0])
+        self.assertIn("program = xz -9 -T1",
+                      svg_text(os.path.join(self.rundir, "realprog.svg")))
+        lines = self.out.splitlines()
+        i = next(n for n, l in enumerate(lines) if l.startswith("Real program: memcached"))
+        self.assertIn("95.4 MiB of values", lines[i])
+        rows = {l.split()[0]: l for l in lines[i + 2:i + 6]}
+        self.assertEqual(list(rows), ["off", "none", "thp", "maphugetlb"])
+        # none's user + sys: 4.702+1.598, 4.8+1.5, 4.6+1.7 = 6.3 each;
+        # thp's 4.107+1.965, 4.05+1.85, 4.12+1.88 = 6.072, 5.9, 6.0: median
+        # 6.0, 6.0 / 6.3 = 0.952x; wall 8.132, 8.01, 8.05 against none's
+        # 8.077, 8.3, 8.1: 8.05 / 8.1 = 0.994x.  maphugetlb's invalid
+        # second run (user_s 9.99) is counted, not in its medians.
+        self.assertRegex(rows["none"], r"4 kB, 0% huge +3 .* 6\.30 s \(median; 6\.30\.\.6\.30\) +1\.000x")
+        self.assertRegex(rows["thp"], r" 3 .* 6\.00 s \(median; 5\.90\.\.6\.07\) +0\.952x +"
+                                      r"8\.05 s \(median; 8\.01\.\.8\.13\) +0\.994x")
+        self.assertRegex(rows["maphugetlb"], r" 1 .* 3\.99 s \(one run\) .* 1$")
+        # xz's section has none of memcached's runs
+        j = next(n for n, l in enumerate(lines) if l.startswith("Real program: xz -9 -T1"))
+        self.assertNotIn("memcached", "\n".join(lines[j:j + 6]))
+
+    def test_skipped_program_said(self):
+        """A program the driver could not run (memcached in a guest kernel
+        without unix sockets: its "@meta realprog_skipped") is a note."""
+        import types
+        from plots.benches import realprog
+        why = "memcached not run: this kernel has no unix sockets"
+        run = types.SimpleNamespace(path=self.tmp, timing="", notes=[],
+                                    meta={"other": {"realprog_skipped": {"memcached": why}}})
+        self.assertEqual(realprog.parts(run).sections, [])      # no realprog.csv there
+        self.assertEqual(run.notes, ["realprog: " + why])
 
     def test_one_run_is_not_called_a_median(self):
         from plots.benches.realprog import spread
