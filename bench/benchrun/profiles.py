@@ -112,8 +112,9 @@ REALPROG_POOL = 720 * MB
 # REALPROG_POOL with its 16 MB hash table).  Under TCG the same work runs
 # ~30x slower: the guest's sizes keep the six backings to about a minute
 # and a half in quick (50K keys, 100K fetched: ~15 s a run at most).
-# memcached needs unix sockets: a guest kernel without CONFIG_UNIX runs
-# xz alone, the driver saying why (results/README.md).
+# memcached needs unix sockets (kernel/config/base.config has them): a
+# kernel without CONFIG_UNIX runs xz alone, the driver saying why
+# (results/README.md).
 def memcached_args(items, gets):
     return ["--programs", "xz,memcached", "--kv-items", str(items),
             "--kv-gets", str(gets)]

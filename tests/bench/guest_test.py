@@ -193,8 +193,11 @@ def check_realprog(t, run_dir, meta, c):
     want = c.realprog_backings
     skipped = (meta.get("other") or {}).get("realprog_skipped") or {}
     for prog in ("xz", "memcached"):
-        if prog in skipped:     # a guest kernel without unix sockets
-            t.record("realprog %s: ran" % prog, True, skipped[prog], skip=True)
+        # the project's guest kernel has unix sockets (kernel/config/
+        # base.config), so a program skipped for want of them is a fault
+        # of the fragment here, not a machine's limit
+        if prog in skipped:
+            t.record("realprog %s: ran" % prog, False, skipped[prog])
             continue
         mine = [r for r in rows if r.get("program", "").split(" ")[0] == prog]
         got = {r["backing"]: r for r in mine}
