@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import tempfile
 import unittest
@@ -272,56 +273,67 @@ class TestLikwid(unittest.TestCase):
     instructions as streamk's loops (a core's bandwidth depends on them:
     wider loads keep more lines in flight); its MB/s (10^6 bytes/s, bytes
     counted as STREAM counts them) and streamk's triad must agree within
-    TOLERANCE (20 %) in the same round.
+    TOLERANCE (20 %) in every quiet round.
+
+    Like for like, sample by sample: a round is SAMPLES pairs, each one
+    streamk process timing one iteration after its warm-up one (--warmup
+    1 --reps 1) and one likwid-bench run of one iteration (-i 1: it
+    reports the mean of a run's iterations), in alternating order, so
+    that both sample the same seconds of the host; the verdict compares
+    the two bests, as STREAM reports (medians shown beside them, not
+    judged).  Both pinned,
+    both first-touching in parallel: streamk's threads by its plan
+    (bench/llc.h; one per CPU here), likwid-bench's by -W (its threads,
+    pinned to the S0 domain's CPUs, each allocate and initialise their
+    own chunk; -w would put every stream where one thread touched it).
+
+    Why sample by sample: this project's hosts are VMs whose memory
+    bandwidth moves with their neighbours, from one second to the next.
+    On the 2-vCPU Zen 3 VM (AMD EPYC family 25 model 1; others using
+    0.00 to 0.02 CPUs) two threads' triad read 23 to 44 GB/s from one
+    streamk process to the next, one process keeping its rate for about
+    a second.  The best of one process's 9 iterations (0.1 s of the
+    host) against likwid-bench's best of 9 runs (some 5 s) therefore
+    read streamk -45 to +7 % off in 12 rounds of two threads, 4 of them
+    outside the band.  The first version of this oracle did the opposite, a mean
+    against a best (likwid-bench -i 2), which is where the 7 to 11 %
+    two-thread excess streamk once showed came from: rerun that way on
+    the Zen 3 VM streamk read +5.5 and +8.1 % above it in two rounds of
+    three (the third: -15 %, the host moving).  Sampled pair by pair,
+    the bests agreed within -15 to +9 % in 11 rounds of two threads and
+    -2 to +10 % in 3 of one.  Not the medians: the host's rate is
+    bimodal (about 25-30 and 37-44 GB/s on two threads), 11 samples a
+    side hold the slow mode in different shares, and the two-thread
+    medians read -12 to +32 % apart in the same 11 rounds (in the +32 %
+    one the bests were 1 % apart).
+    Every round is judged: each round on a quiet machine must agree
+    (tests/bench/quiet.py's measure of other processes' CPU time), any
+    that does not fails the test; rounds on a busy one are judged
+    neither way; with no quiet round in ROUNDS the test skips, listing
+    every round.
 
     Why 20 %: two careful implementations of the same kernel differ by
     the microarchitecture's response to their loops, and the spread
-    measured on quiet hosts is up to 13 %: on this project's 2-vCPU Zen 5
-    VM the triads agreed within 6 % and the copies differed by 9 to 12 %;
-    on CI's Intel Rocket Lake (family 6 model 0xA7, under KVM, others
-    using 0.00 to 0.01 CPUs) the copies agreed within 1 to 4 % and
-    streamk's triad read 8, 13 and 10 % above likwid-bench's
-    stream_avx512_fma in three rounds, failing the 10 % band this test
-    first had.  At 20 % the oracle still fails every distortion of the
-    kind it exists for: bytes miscounted by an array (a triad counted as
-    16 or 32 bytes reads 33 % off), a run that stays in cache (1.9x
-    DRAM's on the Zen 5 VM; the negative control below), a timer base
-    off by a fifth; it misses a distortion under 20 %.
-
-    Like for like: both best-of single iterations, as STREAM reports:
-    streamk's best of 9 iterations after the first, likwid-bench's best
-    of LIKWID_RUNS runs of one iteration each (-i 1: likwid-bench reports
-    the mean of a run's iterations, so a run of more would be a mean).
-    Both pinned, both first-touching in parallel: streamk's threads by
-    its plan (bench/llc.h; one per CPU here), likwid-bench's by -W (its
-    threads, pinned to the S0 domain's CPUs, each allocate and
-    initialise their own chunk; -w would put every stream where one
-    thread touched it).  Every round is judged: each round on a quiet
-    machine must agree (tests/bench/quiet.py's measure of other
-    processes' CPU time), any that does not fails the test; rounds on a
-    busy one are judged neither way (on this project's 2-vCPU Zen 5 VM at
-    a load of 10 the best of 9 of either moved by up to 2x from one round
-    to the next); with no quiet round in ROUNDS the test skips, listing
-    every round.  The triad (streamk's triad against likwid-bench's
-    stream kernel) is judged; the copy is shown beside it, not judged:
-    in the first quiet run of this test (CI's fresh root on this
-    project's 2-vCPU Zen 5 VM, others using 0.01 to 0.18 CPUs) both
-    triads agreed within 6 % in every round, while the copies did not:
-    on one thread streamk's copy read 9 to 12 % below likwid-bench's
-    copy_avx512 in each round (20.9 against 22.5 to 23.8 GB/s), and on
-    two threads likwid-bench's own best moved from 30.4 to 38.3 GB/s
-    between rounds (26 %, wider than the band) against streamk's 30.4 to
-    32.8.  Why is not known (compiled loops against likwid-bench's
-    hand-written ones is a guess, not a measurement).  streamk
-    runs the build native runs use (streamk-native where built) on devzero
-    (4 KB pages, as likwid-bench's own allocation gets with THP on madvise)
-    with --offset 0: its arrays on page boundaries, since likwid-bench
-    offsets its arrays by no fraction of a page (the default offsets avoid
-    the 4 KB aliasing that page-aligned arrays may pay)."""
+    measured on quiet hosts is up to 13 % (above, and CI's Intel Rocket
+    Lake, where streamk's triad read 8 to 13 % above likwid-bench's
+    stream_avx512_fma).  At 20 % the oracle still fails every distortion
+    of the kind it exists for: bytes miscounted by an array (a triad
+    counted as 16 or 32 bytes reads 33 % off), a run that stays in cache
+    (the negative control below), a timer base off by a fifth; it misses
+    a distortion under 20 %.  The copy is shown beside the triad, not
+    judged: on the Zen 5 VM streamk's copy read 9 to 12 % below
+    likwid-bench's copy_avx512 on one thread in every round, why not
+    known (compiled loops against likwid-bench's hand-written ones is a
+    guess, not a measurement).  streamk runs the build native runs use
+    (streamk-native where built) on devzero (4 KB pages, as likwid-bench's
+    own allocation gets with THP on madvise) with --offset 0: its arrays
+    on page boundaries, since likwid-bench offsets its arrays by no
+    fraction of a page (the default offsets avoid the 4 KB aliasing that
+    page-aligned arrays may pay)."""
 
     ARRAY = 128 * 10**6         # bytes per array: well beyond any LLC here
     ROUNDS = 3
-    LIKWID_RUNS = 10
+    SAMPLES = 11
     TOLERANCE = 0.20
 
     @classmethod
@@ -338,26 +350,25 @@ class TestLikwid(unittest.TestCase):
                        "stream" + vector_isa(cls.binary, "streamk_triad"))
 
     def likwid(self, kernel, arrays, threads):
-        """likwid-bench's best MB/s over LIKWID_RUNS runs on arrays of
-        ARRAY bytes."""
-        best = 0
-        for _ in range(self.LIKWID_RUNS):
-            p = subprocess.run(["likwid-bench", "-t", kernel, "-i", "1",
-                                "-W", "S0:%dkB:%d" % (
-                                    arrays * self.ARRAY // 1000, threads)],
-                               capture_output=True, text=True, timeout=300)
-            m = re.search(r"^MByte/s:\s+([\d.]+)", p.stdout, re.M)
-            if p.returncode or not m:
-                self.skipTest("likwid-bench -t %s cannot run here (rc %d): "
-                              "%s" % (kernel, p.returncode,
-                                      (p.stderr or p.stdout).strip()[-300:]))
-            best = max(best, float(m.group(1)))
-        return best
+        """likwid-bench's MB/s for one iteration on arrays of ARRAY
+        bytes."""
+        p = subprocess.run(["likwid-bench", "-t", kernel, "-i", "1",
+                            "-W", "S0:%dkB:%d" % (
+                                arrays * self.ARRAY // 1000, threads)],
+                           capture_output=True, text=True, timeout=300)
+        m = re.search(r"^MByte/s:\s+([\d.]+)", p.stdout, re.M)
+        if p.returncode or not m:
+            self.skipTest("likwid-bench -t %s cannot run here (rc %d): %s"
+                          % (kernel, p.returncode,
+                             (p.stderr or p.stdout).strip()[-300:]))
+        return float(m.group(1))
 
-    def streamk(self, threads, array=ARRAY):
+    def streamk(self, threads, array):
+        """streamk's copy and triad MB/s for one iteration after its
+        warm-up one."""
         res = BenchRun(self.binary, [
             "--sizes", str(3 * array + 2 * PAGE), "--backings",
-            "devzero", "--warmup", "1", "--reps", "9", "--offset", "0"],
+            "devzero", "--warmup", "1", "--reps", "1", "--offset", "0"],
             env={"OMP_NUM_THREADS": str(threads)})
         self.assertEqual(res.returncode, 0, res.describe())
         mb = {r["kernel"]: float(r["mb_per_s"]) for r in res.rows}
@@ -365,31 +376,49 @@ class TestLikwid(unittest.TestCase):
         self.assertEqual(res.rows[0]["threads"], str(threads))
         return mb["copy"], mb["triad"]
 
+    def sample(self, threads, array):
+        """SAMPLES pairs, in alternating order: {name: [MB/s, ...]} for
+        streamk's copy and triad and likwid-bench's."""
+        copy_k, triad_k = self.kernels
+        got = {"copy": [], "triad": [], copy_k: [], triad_k: []}
+        for n in range(self.SAMPLES):
+            for side in ((0, 1) if n % 2 == 0 else (1, 0)):
+                if side == 0:
+                    copy, triad = self.streamk(threads, array)
+                    got["copy"].append(copy)
+                    got["triad"].append(triad)
+                else:
+                    got[copy_k].append(self.likwid(copy_k, 2, threads))
+                    got[triad_k].append(self.likwid(triad_k, 3, threads))
+        return got
+
     def agree(self, threads, array=ARRAY, want=True):
         """Every quiet round agrees (want False: disagrees) within
         TOLERANCE, streamk on arrays of array bytes, likwid-bench on
         ARRAY."""
         copy_k, triad_k = self.kernels
-
-        what = "streamk's triad (%s, %d threads, arrays of %d B) is %s " \
-            "%d %% of likwid-bench's (arrays of %d B)" % (
+        what = "the best of streamk's triad (%s, %d threads, arrays of " \
+            "%d B) is %s %d %% of likwid-bench's (arrays of %d B)" % (
                 self.binary, threads, array, "within" if want else "outside",
                 self.TOLERANCE * 100, self.ARRAY)
         notes, quiet_rounds, bad = [], 0, False
         for n in range(1, self.ROUNDS + 1):
             with quiet.Others() as load:
-                copy, triad = self.streamk(threads, array)
-                lcopy = self.likwid(copy_k, 2, threads)
-                ltriad = self.likwid(triad_k, 3, threads)
-            ok = (abs(triad / ltriad - 1) <= self.TOLERANCE) is want
+                got = self.sample(threads, array)
+            best = {k: max(v) for k, v in got.items()}
+            ratio = best["triad"] / best[triad_k]
+            ok = (abs(ratio - 1) <= self.TOLERANCE) is want
             quiet_rounds += load.quiet
             bad |= load.quiet and not ok
-            notes.append("round %d (%s): streamk triad %.0f, likwid-bench "
-                         "%s %.0f MB/s (%+.0f %%); copy, not judged: %.0f "
-                         "against %s %.0f%s" % (
-                             n, load, triad, triad_k, ltriad,
-                             100 * (triad / ltriad - 1), copy, copy_k, lcopy,
-                             "" if load.quiet else "; busy: not judged"))
+            notes.append(
+                "round %d (%s): bests of %d: streamk triad %.0f, "
+                "likwid-bench %s %.0f MB/s (%+.0f %%; medians %.0f, %.0f); "
+                "copy, not judged: %.0f against %s %.0f%s" % (
+                    n, load, self.SAMPLES, best["triad"], triad_k,
+                    best[triad_k], 100 * (ratio - 1),
+                    statistics.median(got["triad"]),
+                    statistics.median(got[triad_k]), best["copy"], copy_k,
+                    best[copy_k], "" if load.quiet else "; busy: not judged"))
         if bad:
             self.fail("%s, in every quiet round:\n  %s"
                       % (what, "\n  ".join(notes)))
@@ -422,20 +451,12 @@ class TestLikwid(unittest.TestCase):
         self.agree(1, l2 // 4 // 64 * 64, want=False)
 
     def test_every_cpu(self):
-        cpus = len(os.sched_getaffinity(0))
-        if cpus < 4:
-            # On this project's 2-vCPU VM, quiet, likwid-bench's own best
-            # stream_avx512_fma on 2 threads moved 25.6 -> 28.8 GB/s and
-            # its copy_avx512 29.1 -> 33.8 between rounds (12 to 16 %,
-            # more than the band), while streamk's held within 8 %: with
-            # every vCPU streaming, the harness and the hypervisor's own
-            # threads share them, and the reference cannot judge.
-            self.skipTest("%d CPUs: every CPU streaming leaves none for the "
-                          "harness and the hypervisor, and likwid-bench's "
-                          "own best moved 12-16 %% between quiet rounds on "
-                          "2; judged on hosts of 4 CPUs or more "
-                          "(test_one_thread is the comparison here)" % cpus)
-        self.agree(cpus)
+        """Every CPU streaming (two on this project's VMs).  This test
+        once skipped below 4 CPUs: likwid-bench's own best moved 12 to
+        16 % between quiet rounds on 2.  Sampled pair by pair, what moves
+        the host's bandwidth from one second to the next moves both
+        sides alike (the class's docstring has the figures)."""
+        self.agree(len(os.sched_getaffinity(0)))
 
 
 class TestValidation(unittest.TestCase):
