@@ -84,25 +84,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hostfacts.h"
 #include "runner.h"
+#include "tasks.h"
 
-#define MAX_TASKS 256
-#define MAX_COUNTS 32
 #define STRAY_TRIES 3		/* takes of a repetition with stray faults */
 #define MIN_OVERLAP 0.9		/* below: the row is marked low_overlap */
 #define GOOD_FAULTS 1000	/* per task and repetition, or short_window */
 #define THP_BYTES (2UL << 20)
 #define THP_EXTRA 511		/* more faults of a 2 MB range in 4 KB pages */
 #define FILL 0x5a		/* cow, shared, read: each base page's first byte */
-
-#if defined(__x86_64__) || defined(__i386__)
-#define cpu_relax() __builtin_ia32_pause()
-#elif defined(__aarch64__)
-#define cpu_relax() __asm__ volatile("yield" ::: "memory")
-#else
-#define cpu_relax() __asm__ volatile("" ::: "memory")
-#endif
 
 enum { MODE_PROCESS, MODE_THREAD, MODE_BOTH };
 static const char *const mode_names[] = { "process", "thread", "both", NULL };
@@ -123,10 +113,7 @@ static int stray_left;		/* --stray: repetitions left to add one to */
 static int fallback_left;	/* --thp-fallback: the same for a fallback */
 static int copy_left;		/* --read-copy: the same for a copied page */
 
-static int counts[MAX_COUNTS];	/* the task counts, ascending */
-static int ncounts;
-static int cpus[CPU_SETSIZE];	/* the CPUs allowed at start */
-static int ncpus;
+static struct task_counts counts;	/* --tasks */
 
 /* what one task reports; in memory shared with the parent */
 struct task_res {
@@ -165,33 +152,6 @@ struct objs {
 	struct mapping *hold;	/* OBJ_SEGMENT: an untouched attachment */
 	int n, made;
 };
-
-/*
- * The CPUs this process may run on, read before the runner pins it to
- * one (the runner's pin comes after option parsing); the tasks spread
- * over these.
- */
-__attribute__((constructor)) static void save_cpus(void)
-{
-	cpu_set_t set;
-	int c;
-
-	if (sched_getaffinity(0, sizeof(set), &set)) {
-		cpus[ncpus++] = 0;
-		return;
-	}
-	for (c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set))
-			cpus[ncpus++] = c;
-}
-
-static long faults_of(int who)
-{
-	struct rusage ru;
-
-	getrusage(who, &ru);
-	return ru.ru_minflt + ru.ru_majflt;
-}
 
 static long sleeps_of(int who)
 {
@@ -413,16 +373,6 @@ static void stray_fault(void)
 	}
 }
 
-static void pin_self(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	/* pid 0 is the calling thread, in a process and a thread alike */
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 /*
  * iters iterations between two readings of the clock and of the fault
  * count, into t0, t1 and faults: the warm-up one on the last object (for
@@ -467,7 +417,7 @@ static int barrier(const struct task_arg *t, struct task_res *r)
 	while (__atomic_load_n(&a->ready, __ATOMIC_ACQUIRE) < t->n) {
 		if (__atomic_load_n(&a->abort, __ATOMIC_ACQUIRE))
 			return -1;
-		if (t->n > ncpus)
+		if (t->n > start_cpus->n)
 			sched_yield();
 		else
 			cpu_relax();
@@ -764,7 +714,7 @@ static int one_rep(const struct pt *p, int r, struct rep *out)
 					  .iters = p->iters, .a = a,
 					  .who = p->md == MODE_PROCESS ?
 					  RUSAGE_SELF : RUSAGE_THREAD };
-		a->r[i].cpu = cpus[i % ncpus];
+		a->r[i].cpu = task_cpu(i);
 		a->r[i].file_pages = -1;	/* until the untimed iteration's */
 	}
 	if (stray_left > 0) {
@@ -792,20 +742,6 @@ static int one_rep(const struct pt *p, int r, struct rep *out)
 		print_pagemap(p, r, a);
 	munmap(a, sizeof(*a));
 	return rc;
-}
-
-/*
- * kB free for b: its hugetlb pool's free and unreserved (the whole pool:
- * faultscale binds no node), or MemAvailable; -1 unknown
- */
-static long avail_kb(const struct backing *b)
-{
-	long f;
-
-	if (!b->pool_kb)
-		return host_meminfo_kb(NULL, "MemAvailable");
-	f = host_pool_free(NULL, b->pool_kb, -1);
-	return f < 0 ? -1 : f * (long)b->pool_kb;
 }
 
 /*
@@ -884,18 +820,6 @@ static void emit_skip(const struct bench_ctx *x, const char *point,
 	progress("skip %s %s: %s", x->b->name, point, why);
 }
 
-/* "0;1;0": the CPU of each task, as the row records it */
-static void cpu_list(char *dst, size_t sz, int n)
-{
-	size_t o = 0;
-	int i;
-
-	dst[0] = 0;
-	for (i = 0; i < n && o + 8 < sz; i++)
-		o += snprintf(dst + o, sz - o, "%s%d", i ? ";" : "",
-			      cpus[i % ncpus]);
-}
-
 static void emit(const struct pt *p, struct rep *rp)
 {
 	const struct bench_ctx *x = p->x;
@@ -931,7 +855,7 @@ static void emit(const struct pt *p, struct rep *rp)
 		CELL_F(st.median / n), CELL_F(su.median), CELL_U(p->len),
 		CELL_D(p->iters), CELL_D(rp[0].faults), CELL_F(sw.median),
 		CELL_F(overlap), CELL_F(st.min), CELL_F(st.max), CELL_F(st.cv),
-		CELL_D(reps), CELL_D(n > ncpus), CELL_S(cl),
+		CELL_D(reps), CELL_D(n > start_cpus->n), CELL_S(cl),
 		CELL_S(kind_names[p->kind]), CELL_D(p->iters * p->pages),
 		CELL_D(!!p->short_why[0]), CELL_F(sk.median), CELL_D(sleeps),
 		CELL_D(overlap < MIN_OVERLAP), CELL_D(fallbacks),
@@ -941,7 +865,7 @@ static void emit(const struct pt *p, struct rep *rp)
 	progress("%-14s %-6s %-7s %3d tasks%s: %12.0f faults/s (%.0f per "
 		 "task), %.3f us/fault, overlap %.2f%s", x->b->name,
 		 kind_names[p->kind], mode_names[p->md], n,
-		 n > ncpus ? " (oversubscribed)" : "", st.median,
+		 n > start_cpus->n ? " (oversubscribed)" : "", st.median,
 		 st.median / n, su.median, overlap,
 		 overlap < MIN_OVERLAP ? " (low: no scaling measured)" : "");
 }
@@ -1010,9 +934,9 @@ static int measure(const struct bench_ctx *x)
 		for (md = MODE_PROCESS; md <= MODE_THREAD; md++) {
 			if (mode_opt != MODE_BOTH && mode_opt != md)
 				continue;
-			for (k = 0; k < ncounts; k++) {
+			for (k = 0; k < counts.n; k++) {
 				p = (struct pt){ .x = x, .md = md, .kind = kind,
-						 .n = counts[k], .len = len,
+						 .n = counts.v[k], .len = len,
 						 .pages = len / pg };
 				if (point(&p))
 					rc = -1;	/* the row failed; go on */
@@ -1020,55 +944,6 @@ static int measure(const struct bench_ctx *x)
 		}
 	}
 	return rc;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
-/*
- * --tasks: "1,2,4", by default 1 to the number of CPUs allowed (spelt
- * out, so that the method metadata shows the list); 0, or -1 with why
- */
-static int parse_counts(char *why, size_t n)
-{
-	static char dflt[MAX_COUNTS * 4];
-	char *copy, *t, *save = NULL, *end;
-	size_t o = 0;
-	long v;
-
-	for (v = 1; !tasks_arg && v <= ncpus && v <= MAX_COUNTS; v++)
-		o += snprintf(dflt + o, sizeof(dflt) - o, "%s%ld", o ? "," : "",
-			      v);
-	if (!tasks_arg)
-		tasks_arg = dflt;
-	ncounts = 0;
-	copy = strdup(tasks_arg);
-	for (t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		v = strtol(t, &end, 10);
-		if (end == t || *end || v < 1 || v > MAX_TASKS ||
-		    ncounts == MAX_COUNTS) {
-			snprintf(why, n, "--tasks: '%s' is not a task count "
-				 "(a comma list of at most %d counts, each 1 to "
-				 "%d, e.g. 1,2,4)", t, MAX_COUNTS, MAX_TASKS);
-			free(copy);
-			return -1;
-		}
-		if (v > ncpus && !oversubscribe) {
-			snprintf(why, n, "--tasks: %ld tasks on the %d CPU(s) "
-				 "this process may use would share CPUs: add "
-				 "--oversubscribe to measure that (rows say "
-				 "oversubscribed=1), or ask for at most %d",
-				 v, ncpus, ncpus);
-			free(copy);
-			return -1;
-		}
-		counts[ncounts++] = v;
-	}
-	free(copy);
-	qsort(counts, ncounts, sizeof(counts[0]), cmp_int);
-	return 0;
 }
 
 /* --kind: "anon,shared"; 0, or -1 with why */
@@ -1095,7 +970,10 @@ static int parse_kinds(char *why, size_t n)
 
 static int check_opts(char *why, size_t n)
 {
-	return parse_counts(why, n) ? -1 : parse_kinds(why, n);
+	if (parse_counts(&tasks_arg, "--tasks", "task", oversubscribe,
+			 " (rows say oversubscribed=1)", &counts, why, n))
+		return -1;
+	return parse_kinds(why, n);
 }
 
 static void start(struct counters *c)
@@ -1103,7 +981,7 @@ static void start(struct counters *c)
 	char cl[1024];
 
 	(void)c;
-	cpu_list(cl, sizeof(cl), ncpus);
+	cpu_list(cl, sizeof(cl), start_cpus->n);
 	printf("@meta faultscale {\"allowed_cpus\": \"%s\", \"pinning\": "
 	       "\"task i on CPU allowed_cpus[i %% %d]\", \"fault_count\": "
 	       "\"getrusage minflt+majflt: RUSAGE_SELF in each process, "
@@ -1112,7 +990,8 @@ static void start(struct counters *c)
 	       "writes (read: the reads) and munmap (shmdt)\", \"barrier\": \"spinning: the "
 	       "last task to arrive releases all; barrier_sleeps counts "
 	       "voluntary context switches there\", \"min_faults\": %d, "
-	       "\"min_overlap\": %.2f}\n", cl, ncpus, min_faults, MIN_OVERLAP);
+	       "\"min_overlap\": %.2f}\n", cl, start_cpus->n, min_faults,
+	       MIN_OVERLAP);
 }
 
 static const struct bench_opt faultscale_opts[] = {

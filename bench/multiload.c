@@ -58,29 +58,20 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "hostfacts.h"
 #include "runner.h"
+#include "tasks.h"
 
 #define MAX_LOAD 256
 #define CHUNK (256UL << 10)	/* bytes a load thread moves between counts */
 #define FLOOR_SHARE 0.10	/* of a thread's solo rate, in every window */
 #define NOISE 0.05		/* below_unloaded: loaded < (1 - NOISE) x min */
 #define SOLO_NS 20e6		/* the solo measurement's length, at least */
-
-#if defined(__x86_64__) || defined(__i386__)
-#define cpu_relax() __builtin_ia32_pause()
-#elif defined(__aarch64__)
-#define cpu_relax() __asm__ volatile("yield" ::: "memory")
-#else
-#define cpu_relax() __asm__ volatile("" ::: "memory")
-#endif
 
 enum { LOAD_READ, LOAD_COPY, NLOADS };
 static const char *const load_names[] = { "read", "copy", NULL };
@@ -98,27 +89,6 @@ static size_t load_bytes = 64UL << 20;
 static int load_threads;		/* 0: every other allowed CPU */
 static uint64_t hops = 1 << 20;
 static int distort;
-
-static int cpus[CPU_SETSIZE];		/* allowed at start */
-static int ncpus;
-
-/*
- * The CPUs this process may run on, read before the runner pins it to
- * one; the load threads go on these, less the chase's.
- */
-__attribute__((constructor)) static void save_cpus(void)
-{
-	cpu_set_t set;
-	int c;
-
-	if (sched_getaffinity(0, sizeof(set), &set)) {
-		cpus[ncpus++] = 0;
-		return;
-	}
-	for (c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set))
-			cpus[ncpus++] = c;
-}
 
 enum { PH_WAIT, PH_GO, PH_EXIT };
 
@@ -183,13 +153,10 @@ static void *loader_main(void *arg)
 {
 	struct loader *l = arg;
 	struct group *g = l->g;
-	cpu_set_t one;
 	uint64_t pos = 0;		/* chunks streamed in all: pass, chunk */
 	int gen = 0;
 
-	CPU_ZERO(&one);
-	CPU_SET(l->cpu, &one);
-	sched_setaffinity(0, sizeof(one), &one);
+	pin_self(l->cpu);
 	for (;;) {
 		int ph;
 
@@ -361,9 +328,9 @@ static int group_start(const struct bench_ctx *x, struct group *g, int kind,
 		struct loader *l = &g->l[i];
 		unsigned long kb;
 
-		while (cpus[k % ncpus] == x->o->cpu)
+		while (task_cpu(k) == x->o->cpu)
 			k++;
-		l->cpu = cpus[k++ % ncpus];
+		l->cpu = task_cpu(k++);
 		l->kind = kind;
 		l->i = i;
 		l->g = g;
@@ -646,8 +613,8 @@ static int nloaders(const struct bench_ctx *x)
 {
 	int i, others = 0;
 
-	for (i = 0; i < ncpus; i++)
-		others += cpus[i] != x->o->cpu;
+	for (i = 0; i < start_cpus->n; i++)
+		others += start_cpus->cpu[i] != x->o->cpu;
 	return load_threads && load_threads < others ? load_threads : others;
 }
 
@@ -665,9 +632,7 @@ static int measure(const struct bench_ctx *x)
 	if (n > MAX_LOAD)
 		n = MAX_LOAD;
 	/* the load's buffers come from the backing's pool (or memory) too */
-	free_kb = x->b->pool_kb ?
-		  host_pool_free(NULL, x->b->pool_kb, -1) * (long)x->b->pool_kb :
-		  host_meminfo_kb(NULL, "MemAvailable");
+	free_kb = avail_kb(x->b);
 	if (free_kb >= 0 && (unsigned long)free_kb <
 	    n * (backing_len(x->b, load_bytes) / 1024)) {
 		snprintf(why, sizeof(why), "%d load threads x %zu kB of "
@@ -718,8 +683,9 @@ static void start(struct counters *c)
 	printf("@meta multiload {\"allowed_cpus\": %d, \"chunk_bytes\": %lu, "
 	       "\"floor_share\": %.2f, \"noise\": %.2f, \"solo_ns\": %.0f, "
 	       "\"clock\": \"CLOCK_MONOTONIC, wall time\", \"distort\": "
-	       "\"%s\", \"load_bytes\": \"read and written\"}\n", ncpus,
-	       CHUNK, FLOOR_SHARE, NOISE, SOLO_NS, distort_names[distort]);
+	       "\"%s\", \"load_bytes\": \"read and written\"}\n",
+	       start_cpus->n, CHUNK, FLOOR_SHARE, NOISE, SOLO_NS,
+	       distort_names[distort]);
 }
 
 static const struct bench_opt multiload_opts[] = {

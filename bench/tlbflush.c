@@ -72,22 +72,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hostfacts.h"
 #include "runner.h"
+#include "tasks.h"
 
-#define MAX_TASKS 256
-#define MAX_COUNTS 32
 #define MIN_OVERLAP 0.9		/* below: the row is marked low_overlap */
 #define GOOD_OPS 100		/* per thread and repetition, or short_window */
 #define FILL 0x5a		/* file: the file's byte */
-
-#if defined(__x86_64__) || defined(__i386__)
-#define cpu_relax() __builtin_ia32_pause()
-#elif defined(__aarch64__)
-#define cpu_relax() __asm__ volatile("yield" ::: "memory")
-#else
-#define cpu_relax() __asm__ volatile("" ::: "memory")
-#endif
 
 enum { KIND_ANON, KIND_FILE, KIND_SHARED, KIND_UNMAP, NKINDS };
 static const char *const kind_names[] = { "anon", "file", "shared", "unmap",
@@ -103,10 +93,7 @@ static int as_processes;	/* test only: a distorted instrument */
 static int no_drop;		/* test only: a distorted instrument */
 static int stagger_ms;		/* test only: thread 1 starts this late */
 
-static int counts[MAX_COUNTS];
-static int ncounts;
-static int cpus[CPU_SETSIZE];	/* the CPUs allowed at start */
-static int ncpus;
+static struct task_counts counts;	/* --threads */
 
 struct task_res {
 	double t0, t1;		/* its timed operations, CLOCK_MONOTONIC ns */
@@ -132,28 +119,6 @@ struct task_arg {
 	int kind, i, n;
 	struct rep_area *a;
 };
-
-__attribute__((constructor)) static void save_cpus(void)
-{
-	cpu_set_t set;
-	int c;
-
-	if (sched_getaffinity(0, sizeof(set), &set)) {
-		cpus[ncpus++] = 0;
-		return;
-	}
-	for (c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set))
-			cpus[ncpus++] = c;
-}
-
-static long faults_of(int who)
-{
-	struct rusage ru;
-
-	getrusage(who, &ru);
-	return ru.ru_minflt + ru.ru_majflt;
-}
 
 /* 1 if kind applies to b; else 0 with why */
 static int kind_applies(const struct backing *b, int kind, char *why,
@@ -205,15 +170,6 @@ static long long tlb_irqs(void)
 	}
 	fclose(f);
 	return sum;
-}
-
-static void pin_self(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
 }
 
 /* the region a thread works in: mapped for anon, file, shared */
@@ -330,7 +286,7 @@ static int barrier(const struct task_arg *t)
 	while (__atomic_load_n(&a->ready, __ATOMIC_ACQUIRE) < t->n) {
 		if (__atomic_load_n(&a->abort, __ATOMIC_ACQUIRE))
 			return -1;
-		if (t->n > ncpus)
+		if (t->n > start_cpus->n)
 			sched_yield();
 		else
 			cpu_relax();
@@ -481,7 +437,7 @@ static int one_rep(const struct pt *p, int r, struct rep *out, char *skipwhy,
 		t[i] = (struct task_arg){ .b = p->x->b, .size = p->len,
 					  .kind = p->kind, .i = i, .n = p->n,
 					  .a = a };
-		a->r[i].cpu = cpus[i % ncpus];
+		a->r[i].cpu = task_cpu(i);
 	}
 	i0 = tlb_irqs();
 	rc = as_processes ? run_processes(t, p->n) : run_threads(t, p->n);
@@ -548,18 +504,6 @@ static int one_rep(const struct pt *p, int r, struct rep *out, char *skipwhy,
 	return 0;
 }
 
-/* "0;1": the CPU of each thread */
-static void cpu_list(char *dst, size_t sz, int n)
-{
-	size_t o = 0;
-	int i;
-
-	dst[0] = 0;
-	for (i = 0; i < n && o + 8 < sz; i++)
-		o += snprintf(dst + o, sz - o, "%s%d", i ? ";" : "",
-			      cpus[i % ncpus]);
-}
-
 static void emit(const struct pt *p, struct rep *rp)
 {
 	const struct bench_ctx *x = p->x;
@@ -598,7 +542,7 @@ static void emit(const struct pt *p, struct rep *rp)
 		CELL_D((long long)so.median), CELL_F(sf.median),
 		CELL_OPT(irq_ok, si.median), CELL_F(sw.median),
 		CELL_F(overlap), CELL_F(st.min), CELL_F(st.max),
-		CELL_F(st.cv), CELL_D(reps), CELL_D(n > ncpus), CELL_S(cl),
+		CELL_F(st.cv), CELL_D(reps), CELL_D(n > start_cpus->n), CELL_S(cl),
 		CELL_F(sk.median), CELL_D(overlap < MIN_OVERLAP),
 		CELL_D(so.median / n < GOOD_OPS),
 	};
@@ -607,23 +551,12 @@ static void emit(const struct pt *p, struct rep *rp)
 	progress("%-14s %-6s %3d threads%s: %12.0f ops/s (%.0f per thread), "
 		 "%.2f us/op, %.2f faults/op, overlap %.2f%s",
 		 x->b->name, kind_names[p->kind], n,
-		 n > ncpus ? " (oversubscribed)" : "", st.median,
+		 n > start_cpus->n ? " (oversubscribed)" : "", st.median,
 		 st.median / n, su.median, sf.median, overlap,
 		 overlap < MIN_OVERLAP ? " (low: no scaling measured)" : "");
 	if (irq_ok)
 		progress("  %.3f TLB shootdowns per op (/proc/interrupts)",
 			 si.median);
-}
-
-/* kB free for b: its pool's free pages, or MemAvailable; -1 unknown */
-static long avail_kb(const struct backing *b)
-{
-	long f;
-
-	if (!b->pool_kb)
-		return host_meminfo_kb(NULL, "MemAvailable");
-	f = host_pool_free(NULL, b->pool_kb, -1);
-	return f < 0 ? -1 : f * (long)b->pool_kb;
 }
 
 /* whether p's threads' regions fit at once; 0, or -1 with why */
@@ -693,8 +626,8 @@ static int measure(const struct bench_ctx *x)
 				emit_skip(x, at, why);
 			continue;
 		}
-		for (k = 0; k < ncounts; k++) {
-			p = (struct pt){ .x = x, .kind = kind, .n = counts[k],
+		for (k = 0; k < counts.n; k++) {
+			p = (struct pt){ .x = x, .kind = kind, .n = counts.v[k],
 					 .len = (x->o->sizes[x->si] + pg - 1) /
 						pg * pg };
 			if (point(&p))
@@ -704,57 +637,14 @@ static int measure(const struct bench_ctx *x)
 	return rc;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
-/* --threads: "1,2,4", by default 1 to the CPUs allowed; 0 or -1 */
-static int parse_counts(char *why, size_t n)
-{
-	static char dflt[MAX_COUNTS * 4];
-	char *copy, *t, *save = NULL, *end;
-	size_t o = 0;
-	long v;
-
-	for (v = 1; !tasks_arg && v <= ncpus && v <= MAX_COUNTS; v++)
-		o += snprintf(dflt + o, sizeof(dflt) - o, "%s%ld", o ? "," : "",
-			      v);
-	if (!tasks_arg)
-		tasks_arg = dflt;
-	ncounts = 0;
-	copy = strdup(tasks_arg);
-	for (t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		v = strtol(t, &end, 10);
-		if (end == t || *end || v < 1 || v > MAX_TASKS ||
-		    ncounts == MAX_COUNTS) {
-			snprintf(why, n, "--threads: '%s' is not a thread count "
-				 "(a comma list of at most %d counts, each 1 to "
-				 "%d, e.g. 1,2,4)", t, MAX_COUNTS, MAX_TASKS);
-			free(copy);
-			return -1;
-		}
-		if (v > ncpus && !oversubscribe) {
-			snprintf(why, n, "--threads: %ld threads on the %d "
-				 "CPU(s) this process may use would share CPUs: "
-				 "add --oversubscribe to measure that, or ask for "
-				 "at most %d", v, ncpus, ncpus);
-			free(copy);
-			return -1;
-		}
-		counts[ncounts++] = v;
-	}
-	free(copy);
-	qsort(counts, ncounts, sizeof(counts[0]), cmp_int);
-	return 0;
-}
-
 static int check_opts(char *why, size_t n)
 {
 	char *copy, *t, *save = NULL;
 	int k;
 
-	if (parse_counts(why, n))
+	/* --threads: "1,2,4", by default 1 to the number of CPUs allowed */
+	if (parse_counts(&tasks_arg, "--threads", "thread", oversubscribe, "",
+			 &counts, why, n))
 		return -1;
 	copy = strdup(kinds_arg);
 	for (t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -814,13 +704,13 @@ static void start(struct counters *c)
 	char cl[1024];
 
 	(void)c;
-	cpu_list(cl, sizeof(cl), ncpus);
+	cpu_list(cl, sizeof(cl), start_cpus->n);
 	printf("@meta tlbflush {\"allowed_cpus\": \"%s\", \"pinning\": "
 	       "\"thread i on CPU allowed_cpus[i %% %d]\", \"duration_ms\": %d, "
 	       "\"op\": \"write a page, drop it (anon, file, shared: "
 	       "MADV_DONTNEED; unmap: munmap), read it back\", "
 	       "\"shootdowns\": \"%s\", \"flush_via\": \"%s\", "
-	       "\"min_overlap\": %.2f}\n", cl, ncpus, duration_ms, tlb_irqs() >= 0 ? "/proc/interrupts TLB line, "
+	       "\"min_overlap\": %.2f}\n", cl, start_cpus->n, duration_ms, tlb_irqs() >= 0 ? "/proc/interrupts TLB line, "
 	       "summed over CPUs, around each repetition" : "none: no TLB "
 	       "line in /proc/interrupts (arm64 broadcasts TLBI, no IPI)",
 	       flush_via(), MIN_OVERLAP);
