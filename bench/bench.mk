@@ -204,7 +204,8 @@ TIMING_TESTS = test_tlbreach.TestOracle test_mlp.TestPerChainStepIsFlat \
 	test_mlp.TestRows.test_chains_in_flight_overlap \
 	test_mlp.TestAgainstAMinimalChase test_chase_oracle.BothHops \
 	test_streamk.TestLikwid test_faultscale.Concurrency \
-	test_gups_oracle.AgainstMinigups test_multiload_oracle.SameChase
+	test_gups_oracle.AgainstMinigups test_multiload_oracle.SameChase \
+	test_multiload.Distorted.test_a_loaded_chase_faster_than_unloaded_is_flagged
 test-timing: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE)
 	python3 -m tests.bench.run_tests $(TIMING_TESTS)
 

@@ -29,6 +29,7 @@ import unittest
 from bench import benchrun as run_py
 from bench import contract
 from tests.bench.benchbin import BenchRun
+from tests.bench import quiet
 from tests.bench.common import columns
 
 MB = 1 << 20
@@ -165,11 +166,29 @@ class Distorted(unittest.TestCase):
             self.assertLess(float(r["coverage"]), 1.0)
 
     def test_a_loaded_chase_faster_than_unloaded_is_flagged(self):
-        # half the hops in the loaded chases: ns_loaded about half of
-        # ns_unloaded, far below its minimum (the rule allows NOISE, 5 %)
-        for r in self.run_distort("short", "read").rows:
-            self.assertIn("below_unloaded", r["flags"].split(";"))
-            self.assertLess(float(r["ratio"]), 0.95)
+        """Half the hops in the loaded chases: ns_loaded about half of
+        ns_unloaded, far below its minimum (the rule allows NOISE, 5 %).
+        Wall time decides this flag, unlike the others here, so it is
+        judged by tests/bench/quiet.py's policy (a try that flags passes;
+        one that does not counts only on a quiet machine) and runs again
+        in make test-timing: beside kernel builds (load 3 to 4, on the
+        2-vCPU Zen 3 VM) the unloaded chase's minimum fell below the
+        loaded median often enough that the binary flagged 17 of 30 runs
+        and this test, unjudged, failed 4 of 10."""
+        def measure():
+            got = multiload(["--backings", "devzero", "--sizes", "4M",
+                             "--hops", "256K", "--load", "read",
+                             "--distort", "short"] + FAST)
+            self.assertEqual(got.returncode, 0, got.describe())
+            self.assertEqual(len(got.rows), 1, got.describe())
+            r = got.rows[0]
+            flags = r["flags"].split(";")
+            ok = ("below_unloaded" in flags and int(r["flagged"]) == 1
+                  and float(r["ratio"]) < 0.95)
+            return ok, "ratio %s, flags %s" % (r["ratio"], r["flags"])
+        quiet.verdict(self, quiet.judge(measure, 3),
+                      "a loaded chase of half the hops is flagged "
+                      "below_unloaded")
 
     def test_the_figure_and_summary_leave_flagged_rows_out(self):
         from plots.benches.multiload import section_of
