@@ -34,8 +34,10 @@ FLOORS = [
     # events for this CPU), realprog's table of rows
     ("tlbmodel", "backing", "llc", "pmu", "realprog/table"),
     # 2: what this CPU's CPUID says of its TLBs, checked against the model;
-    # the counters a benchmark reads (perf events on the picked PMU)
-    ("tlbcpuid", "counters"),
+    # the counters a benchmark reads (perf events on the picked PMU); the
+    # scaffolding of the benchmarks that run a task per CPU (tasks: the
+    # CPUs allowed, pinning, task counts, a backing's free memory)
+    ("tlbcpuid", "counters", "tasks"),
     # 3: the TLB model as the benchmarks use it (--model and its auto
     # choice, the replay)
     ("tlbuse",),
