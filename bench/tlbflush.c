@@ -710,7 +710,8 @@ static void start(struct counters *c)
 	       "\"op\": \"write a page, drop it (anon, file, shared: "
 	       "MADV_DONTNEED; unmap: munmap), read it back\", "
 	       "\"shootdowns\": \"%s\", \"flush_via\": \"%s\", "
-	       "\"min_overlap\": %.2f}\n", cl, start_cpus->n, duration_ms, tlb_irqs() >= 0 ? "/proc/interrupts TLB line, "
+	       "\"min_overlap\": %.2f}\n", cl, start_cpus->n, duration_ms,
+	       tlb_irqs() >= 0 ? "/proc/interrupts TLB line, "
 	       "summed over CPUs, around each repetition" : "none: no TLB "
 	       "line in /proc/interrupts (arm64 broadcasts TLBI, no IPI)",
 	       flush_via(), MIN_OVERLAP);
