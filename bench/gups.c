@@ -6,6 +6,8 @@
  * The table: the largest power of two of 64-bit words that fits the
  * working set (HPCC sizes its table the same way from the memory it is
  * given), T[i] = i.  One pass is HPCC's timed run: 4 x table-size updates
+ * (--updates N: N of them, the stream's first N elements in the same
+ * lanes, a sample for tables whose full run takes minutes)
  * T[r & (size - 1)] ^= r, r the stream of HPCC's LFSR (r' = r << 1, XOR
  * POLY = 0x7 when r's top bit is set: multiplication by x modulo
  * x^64 + x^2 + x + 1), elements 1 .. 4 x size from r_0 = 1, taken as
@@ -42,6 +44,7 @@
 #define GUPS_LANES 128		/* HPCC's interleaved streams */
 
 static uint64_t drop;
+static uint64_t nupdates;	/* --updates; 0: HPCC's 4 x the table's words */
 static int check_stream;
 static size_t stream_meta_wss;	/* the size @meta gups_stream last named */
 
@@ -49,6 +52,9 @@ static const struct bench_opt gups_opts[] = {
 	{ .name = "check-stream", .kind = OPT_FLAG, .dst = &check_stream,
 	  .help = "print the stream's elements at a few positions in "
 	  "@meta gups_stream (the tests' check of the LFSR)" },
+	{ .name = "updates", .arg = "N", .kind = OPT_COUNT, .dst = &nupdates,
+	  .help = "updates per pass, a multiple of 128: the stream's first N "
+	  "elements, in HPCC's lanes (0: HPCC's 4 x the table's words)" },
 	{ .name = "drop", .arg = "N", .kind = OPT_COUNT, .dst = &drop,
 	  .help = "leave out every N-th update of each pass (a distorted "
 	  "instrument, for the tests of the verification; 0)" },
@@ -218,7 +224,7 @@ static int prepare(const struct bench_ctx *x, void **st)
 	}
 	pt->t = (uint64_t *)x->m->addr;
 	pt->mask = w - 1;
-	pt->updates = 4 * w;
+	pt->updates = nupdates ? nupdates : 4 * w;
 	for (k = 0; k < w; k++)
 		pt->t[k] = k;
 	for (i = 0; i < GUPS_LANES; i++)
@@ -322,6 +328,17 @@ out:
 	return bad;
 }
 
+static int check(char *why, size_t n)
+{
+	if (nupdates % GUPS_LANES == 0)
+		return 0;
+	snprintf(why, n, "--updates %llu is not a multiple of %d (HPCC's "
+		 "lanes, each the same length): give a multiple of %d, or 0 for "
+		 "HPCC's 4 x the table's words", (unsigned long long)nupdates,
+		 GUPS_LANES, GUPS_LANES);
+	return -1;
+}
+
 static const struct bench gups_bench = {
 	.name = "gups",
 	.desc = "HPCC RandomAccess (GUPS), single-threaded: random XOR "
@@ -336,6 +353,7 @@ static const struct bench gups_bench = {
 	.lower_is_better = 1,
 	.opts = gups_opts,
 	.min_wss = 2 * PAGE,
+	.check = check,
 	.points = gups_points,
 	.prepare = prepare,
 	.rep = rep,

@@ -44,6 +44,32 @@ def pools_with_free_or_skip(n, why):
     return pools
 
 
+def past_the_llc(times=4, least=64 << 20):
+    """The working set an oracle test runs at natively: the smallest power
+    of two of at least least bytes and times the last-level cache of the
+    first CPU this process may use (`benchtool llc --cpu`: sysfs, else
+    CPUID), so that it is past the LLC on any host (64 MB was inside this
+    project's Intel VMs' 260 MB L3, and only twice its Zen 3 VMs' 32 MB).
+    Raises SkipTest saying why when the LLC is unknown or the size would
+    take over a quarter of the memory available."""
+    cpu = min(os.sched_getaffinity(0))
+    p = benchtool("llc", "--cpu", str(cpu))
+    try:
+        llc = json.loads(p.stdout)["llc_bytes"]
+    except (ValueError, KeyError):
+        raise unittest.SkipTest("cannot tell CPU %d's last-level cache "
+                                "(benchtool llc: %s), so not past it"
+                                % (cpu, p.stderr.strip()))
+    wss = 1 << (max(least, times * llc) - 1).bit_length()
+    avail = benchrun.mem_available() or 0
+    if wss > avail // 4:
+        raise unittest.SkipTest(
+            "%d MB (a power of two past %d x CPU %d's %d MB LLC) is over a "
+            "quarter of the %d MB available: free memory to run it"
+            % (wss >> 20, times, cpu, llc >> 20, avail >> 20))
+    return wss
+
+
 def columns(bench):
     return contract.load().bench(bench)["columns"]
 

@@ -2,12 +2,12 @@
 /*
  * minigups.c - bench/gups.c's independent oracle (issue 34, point 3).
  *
- *     minigups 4k|2m SIZE
+ *     minigups 4k|2m SIZE [UPDATES]
  *
  * One mapping of SIZE bytes (a power of two; 4k: private anonymous memory
  * with MADV_NOHUGEPAGE; 2m: MAP_HUGETLB from the 2 MB pool), a table of
  * SIZE / 8 words w[i] = i, and HPCC RandomAccess's updates: 4 x the
- * table's words, w[v & (words - 1)] ^= v, v the LFSR stream (v = v * 2,
+ * table's words (or UPDATES, a multiple of 128), w[v & (words - 1)] ^= v, v the LFSR stream (v = v * 2,
  * XOR 7 when its top bit was set), split into 128 lanes as HPCC's
  * reference splits it.  The lanes' first values are found by stepping the
  * stream from 1 one value at a time (no jump ahead), untimed.  One untimed
@@ -76,8 +76,9 @@ int main(int argc, char **argv)
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 	double t0, t1;
 
-	if (argc != 3 || (strcmp(argv[1], "4k") && strcmp(argv[1], "2m"))) {
-		fprintf(stderr, "usage: minigups 4k|2m SIZE\n");
+	if (argc < 3 || argc > 4 ||
+	    (strcmp(argv[1], "4k") && strcmp(argv[1], "2m"))) {
+		fprintf(stderr, "usage: minigups 4k|2m SIZE [UPDATES]\n");
 		return 64;
 	}
 	len = strtoull(argv[2], NULL, 10);
@@ -98,7 +99,12 @@ int main(int argc, char **argv)
 	if (!(flags & MAP_HUGETLB))
 		madvise(w, len, MADV_NOHUGEPAGE);
 	words = len / 8;
-	n = 4 * words;
+	n = argc == 4 ? strtoull(argv[3], NULL, 10) : 4 * words;
+	if (!n || n % LANES) {
+		fprintf(stderr, "minigups: UPDATES must be a positive multiple "
+			"of %d\n", LANES);
+		return 64;
+	}
 	for (k = 0; k < words; k++)
 		w[k] = k;
 	for (k = 0; k < n; k++) {	/* lane l starts at value l * n / LANES */
