@@ -7,9 +7,9 @@
  * One mapping of SIZE bytes (a power of two; 4k: private anonymous memory
  * with MADV_NOHUGEPAGE; 2m: MAP_HUGETLB from the 2 MB pool), a table of
  * SIZE / 8 words w[i] = i, and HPCC RandomAccess's updates: 4 x the
- * table's words (or UPDATES, a multiple of 128), w[v & (words - 1)] ^= v, v the LFSR stream (v = v * 2,
- * XOR 7 when its top bit was set), split into 128 lanes as HPCC's
- * reference splits it.  The lanes' first values are found by stepping the
+ * table's words (or UPDATES, a multiple of 128), w[v & (words - 1)] ^= v,
+ * v the LFSR stream (v = v * 2, XOR 7 when its top bit was set), split
+ * into 128 lanes as HPCC's reference splits it.  The lanes' first values are found by stepping the
  * stream from 1 one value at a time (no jump ahead), untimed.  One untimed
  * pass, then one timed pass; after each, the same updates again one by
  * one, which undoes them, and a count of the words that are not their

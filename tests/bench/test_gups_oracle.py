@@ -8,7 +8,8 @@ no pinning) that shares nothing with bench/.
 AgainstMinigups (a timing test, bench.mk's TIMING_TESTS, make
 test-timing): natively on a table past four times the LLC (common.py
 past_the_llc: 128 MB on a 32 MB L3, 2 GB on a 260 MB one; past the 4 KB
-pages' TLB reach, inside the 2 MB pages'), UPDATES updates a pass on both
+pages' TLB reach, inside the 2 MB pages' on every host this project has
+met), UPDATES updates a pass on both
 sides, gups's ns per update against minigups's on the same page size
 (devzero and 4k; maphugetlb and 2m), in pairs run back to back on the CPU
 gups pins itself to, the median of the pairs' ratios within a fixed 10 %
