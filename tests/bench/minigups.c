@@ -9,14 +9,15 @@
  * SIZE / 8 words w[i] = i, and HPCC RandomAccess's updates: 4 x the
  * table's words (or UPDATES, a multiple of 128), w[v & (words - 1)] ^= v,
  * v the LFSR stream (v = v * 2, XOR 7 when its top bit was set), split
- * into 128 lanes as HPCC's reference splits it.  The lanes' first values are found by stepping the
- * stream from 1 one value at a time (no jump ahead), untimed.  One untimed
- * pass, then one timed pass; after each, the same updates again one by
- * one, which undoes them, and a count of the words that are not their
- * index.  Prints "ns_per_update X" (CLOCK_MONOTONIC wall time of the
- * timed pass / its updates) and "errors N" (the most of the two passes).
- * No pinning, nothing shared with bench/: kept small on purpose, so that
- * where it and bench/gups.c disagree one of them is wrong.
+ * into 128 lanes as HPCC's reference splits it.  The lanes' first values
+ * are found by stepping the stream from 1 one value at a time (no jump
+ * ahead), untimed.  One untimed pass, then one timed pass; after each,
+ * the same updates again one by one, which undoes them, and a count of
+ * the words that are not their index.  Prints "ns_per_update X"
+ * (CLOCK_MONOTONIC wall time of the timed pass / its updates) and
+ * "errors N" (the most of the two passes).  No pinning, nothing shared
+ * with bench/: kept small on purpose, so that where it and bench/gups.c
+ * disagree one of them is wrong.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
