@@ -19,7 +19,10 @@ last try it skips, naming the load each try saw.  Nothing passes because
 of noise: a try passes only on the result the instrument must give.  An
 oracle's agreement within a band is such a result only on a quiet
 machine (noise moves either side into the band as easily as out of it):
-judge(..., strict=True) judges busy tries neither way.
+judge(..., strict=True) judges busy tries neither way, and so does not
+run a try when a look just before it (LOOK_S of this process asleep)
+finds the machine busy: beside CI's kernel builds a try of the oracles
+past the LLC takes minutes and could only end "busy: not judged".
 """
 import os
 import statistics
@@ -27,6 +30,7 @@ import time
 
 QUIET_CPUS = 0.25     # others' CPUs, averaged over a try, below which it judges
 FAILS_TO_JUDGE = 2    # quiet failing tries that make a verdict
+LOOK_S = 1.0          # strict: seconds the look before a try lasts
 
 
 def _busy_s():
@@ -68,15 +72,30 @@ class Others:
         return "others used %.2f of %d CPUs" % (self.cpus, os.cpu_count())
 
 
+def look(seconds=LOOK_S):
+    """Others() over seconds of this process asleep: what the machine is
+    doing just before a try."""
+    with Others() as o:
+        time.sleep(seconds)
+    return o
+
+
 def judge(measure, tries, strict=False):
     """Runs measure() up to tries times, each inside Others().  measure
     returns (ok, detail) or (ok, detail, clean): clean False says the
     try's own noise hid what it looks for.  Returns ("pass", notes) at the
-    first ok try (strict: the first ok try on a quiet machine), ("fail",
+    first ok try (strict: the first ok try on a quiet machine; a try is
+    not run when look() before it finds the machine busy), ("fail",
     notes) once FAILS_TO_JUDGE quiet, clean tries failed, else ("cannot
     tell", notes): notes are one line per try."""
     notes, judged = [], 0
     for n in range(1, tries + 1):
+        if strict:
+            before = look()
+            if not before.quiet:
+                notes.append("try %d (%s in the %g s before it): busy: not "
+                             "run" % (n, before, LOOK_S))
+                continue
         with Others() as load:
             ok, detail, clean = (tuple(measure()) + (True,))[:3]
         why = [] if load.quiet else ["busy: not judged"]
@@ -99,11 +118,12 @@ def verdict(test, judged, what):
     if result == "fail":
         test.fail("%s, on a quiet machine:\n  %s" % (what, "\n  ".join(notes)))
     if result == "cannot tell":
-        test.skipTest("cannot tell whether %s: %d of %d tries ran on a busy "
+        test.skipTest("cannot tell whether %s: %d of %d tries found a busy "
                       "machine (other processes over %.2f CPUs) or were too "
                       "noisy to judge; rerun on a quiet one (make "
                       "test-timing):\n  %s"
-                      % (what, sum("not judged" in n for n in notes),
+                      % (what, sum("not judged" in n or "not run" in n
+                                   for n in notes),
                          len(notes), QUIET_CPUS, "\n  ".join(notes)))
 
 

@@ -101,11 +101,38 @@ class TestPaired(unittest.TestCase):
 
 
 class TestJudge(unittest.TestCase):
-    def judge(self, loads, results, strict=False):
+    def judge(self, loads, results, strict=False, looks=None):
+        """judge() with scripted loads (one a try run) and the looks
+        before strict tries (quiet unless given)."""
         FakeLoad.loads = list(loads)
         tries = iter(results)
-        with mock.patch.object(quiet, "Others", FakeLoad):
+        before = iter(looks or [0.0] * len(results))
+
+        def look():
+            FakeLoad.loads.insert(0, next(before))
+            with FakeLoad() as o:
+                return o
+        with mock.patch.object(quiet, "Others", FakeLoad), \
+                mock.patch.object(quiet, "look", look):
             return quiet.judge(lambda: next(tries), len(results), strict)
+
+    def test_strict_runs_no_try_on_a_machine_busy_before_it(self):
+        """A strict try is not run when the look before it is busy: it
+        could not be judged; the next try, after a quiet look, is."""
+        got, notes = self.judge([0.0], [(True, "b")] * 3, strict=True,
+                                looks=[1.5, 2.0, 0.0])
+        self.assertEqual((got, len(notes)), ("pass", 3))
+        self.assertIn("others used 1.50", notes[0])
+        self.assertIn("busy: not run", notes[1])
+        self.assertIn("try 3 (others used 0.00", notes[2])
+        got, notes = self.judge([], [(True, "b")] * 2, strict=True,
+                                looks=[1.5, 1.5])
+        self.assertEqual(got, "cannot tell")
+
+    def test_no_look_before_a_try_that_is_not_strict(self):
+        """Not strict, a busy try may still pass: no look skips it."""
+        got, notes = self.judge([1.5], [(True, "a")], looks=[9.0])
+        self.assertEqual((got, len(notes)), ("pass", 1))
 
     def test_strict_busy_agreement_does_not_pass(self):
         """An oracle's agreement on a busy machine is no pass (strict):
