@@ -11,6 +11,11 @@ cases, run through run_unittest().
     python3 -m tests.harness total LOG...   add up the last summary line of
                                             each log (.ci/run); a log
                                             without one counts as a failure
+    python3 -m tests.harness failures LOG...
+                                            what failed in each log, each
+                                            failure's name and message
+                                            (.ci/run: CI shows only the
+                                            tail of its output)
     python3 -m tests.harness run FOLDER [--failfast] [NAME...]
                                             run FOLDER's tests (or those
                                             NAMEs choose: select()), e.g.
@@ -228,13 +233,78 @@ def total(paths):
     return 1 if t[1] else 0
 
 
+# unittest's report of one failure: a "FAIL: name (id)" or "ERROR: ..."
+# line between rules of = and -, the traceback, and last the exception's
+# own lines (unindented, then its message's indented ones) up to the next
+# rule or the blank line before "Ran N tests"; a Tally's "FAIL name: why".
+FAILURE = re.compile(r"^(FAIL|ERROR): \S")
+TALLY_FAIL = re.compile(r"^FAIL \S")
+RULE = re.compile(r"^(=+|-+)$")
+EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b")
+LINES_EACH = 8
+
+
+def failures_in(lines):
+    """[[lines of one failure]] of a log's lines: unittest's blocks (the
+    header and the exception's first LINES_EACH lines) and Tally's FAIL
+    lines, in the order they appear."""
+    found, block, message = [], None, None
+    for line in lines:
+        line = line.rstrip("\n")
+        if FAILURE.match(line):
+            block, message = [line], None
+            found.append(block)
+        elif block is None:
+            if TALLY_FAIL.match(line):
+                found.append([line[:300]])
+        elif RULE.match(line) and (message is not None or line[0] == "="):
+            block = None       # the rule under the header is not the end
+        elif message is not None and not line.strip():
+            block = None
+        else:
+            if message is None and EXCEPTION.match(line):
+                message = []
+            if message is not None and len(message) < LINES_EACH:
+                message.append(line)
+                block.append("  " + line[:300])
+    return found
+
+
+def failures(paths, room=70):
+    """Prints what failed in each log under the log's name, in at most
+    room lines (the rest counted, to be read in the log); returns how many
+    failures there were."""
+    count = 0
+    for path in paths:
+        try:
+            with open(path, errors="replace") as f:
+                found = failures_in(f)
+        except OSError:
+            continue
+        count += len(found)
+        if found and room > 1:
+            print("harness: what failed in %s:" % path)
+            room -= 1
+        for n, block in enumerate(found):
+            if len(block) > room:
+                print("harness: %d more in %s" % (len(found) - n, path))
+                room = 0
+                break
+            print("\n".join(block))
+            room -= len(block)
+    return count
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "total":
         sys.exit(total(sys.argv[2:]))
+    if len(sys.argv) >= 3 and sys.argv[1] == "failures":
+        failures(sys.argv[2:])
+        sys.exit(0)
     if len(sys.argv) >= 3 and sys.argv[1] == "run":
         ff, mods = only_args(sys.argv[3:])
         sys.exit(run_unittest(select(os.path.abspath(sys.argv[2]), mods),
                               failfast=ff))
-    print("usage: python3 -m tests.harness total LOG... | run FOLDER [--failfast] "
-          "[NAME...]", file=sys.stderr)
+    print("usage: python3 -m tests.harness total LOG... | failures LOG... | "
+          "run FOLDER [--failfast] [NAME...]", file=sys.stderr)
     sys.exit(2)

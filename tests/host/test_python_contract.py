@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """bench/contract.py: reading the contract, and what run-qemu.sh takes from it."""
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -144,6 +146,41 @@ class Harness(unittest.TestCase):
                                 "total", a, b], capture_output=True, text=True)
         self.assertEqual(r.stdout.splitlines()[-1], "5 passed, 2 failed, 2 skipped")
         self.assertEqual(r.returncode, 1)
+
+    def test_failures_of_logs(self):
+        """.ci/run's list of what failed: every unittest failure and error
+        with its exception's message, every Tally FAIL line, nothing that
+        passed, and no more lines than it has room for."""
+        log = ["test_a (t.A.test_a) ... ok", "PASS guest: fine",
+               "FAIL guest: the job exits 0: rc 3",
+               "=" * 70, "FAIL: test_b (t.A.test_b)", "-" * 70,
+               "Traceback (most recent call last):",
+               '  File "x.py", line 3, in test_b',
+               "AssertionError: gups agrees, on a quiet machine:",
+               "  try 1: 3.0 ns", "", "=" * 70,
+               "ERROR: test_c (t.A.test_c)", "-" * 70,
+               "Traceback (most recent call last):",
+               "OSError: [Errno 5] boom", "", "-" * 70,
+               "Ran 3 tests in 0.1s", "", "FAILED (failures=1, errors=1)",
+               "1 passed, 2 failed, 0 skipped"]
+        self.assertEqual(harness.failures_in(log), [
+            ["FAIL guest: the job exits 0: rc 3"],
+            ["FAIL: test_b (t.A.test_b)",
+             "  AssertionError: gups agrees, on a quiet machine:",
+             "    try 1: 3.0 ns"],
+            ["ERROR: test_c (t.A.test_c)", "  OSError: [Errno 5] boom"]])
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "log")
+            with open(path, "w") as f:
+                f.write("\n".join(log) + "\n")
+            for room, lines in ((70, 7), (4, 3)):
+                out = io.StringIO()
+                with contextlib.redirect_stdout(out):
+                    self.assertEqual(harness.failures([path, d + "/none"],
+                                                      room), 3)
+                got = out.getvalue().splitlines()
+                self.assertEqual(len(got), lines, got)
+            self.assertEqual(got[-1], "harness: 2 more in " + path)
 
 
 if __name__ == "__main__":
