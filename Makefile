@@ -70,7 +70,7 @@ help:
 	@echo "make test-host    the host unit tests alone (ONLY=test_run_qemu,...; also test-bench, test-plots, test-compare)"
 	@echo "make test-reliability [ONLY=stress,...]   one guest suite of make test alone (also test-bench-guest, test-lava-run)"
 	@echo "make test-timing  the bench tests that judge wall time, alone (on a quiet machine)"
-	@echo "make test-fresh   make deps and the kernel-free suites in a new Debian 12 root (REV=...)"
+	@echo "make test-fresh   make deps and the kernel-free suites in a new Debian 12 root (REV=..., TIMING_LATER=1)"
 	@echo "make test-kernel-build   incremental kernel builds equal scratch ones (slow; DEBUG=1)"
 	@echo "make mutants-suite       can the host tests see a wrong number? (MUTANTS=3,5-9|word MUTANTS_LIST=authors|independent; minutes)"
 	@echo "make bench        quick profile in the guest, then figures (PROFILE=full|quick|tiny, MODEL=<TLB preset>)"
@@ -173,7 +173,7 @@ checkpatch: deps-test
 # (debootstrap): a missing install step fails here, not on a new machine.
 # REV=<revision> tests another commit (default HEAD; only committed work).
 test-fresh: deps-test
-	@tests/fresh.sh $(REV)
+	@TIMING_LATER=$(TIMING_LATER) tests/fresh.sh $(REV)
 
 # Slow (three tinyconfig kernels, each compiled twice for W=1/sparse): not in
 # make test.

@@ -193,13 +193,19 @@ bench-native: bench-check-native $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(
 		$(PRELOAD_SO) $(REALPROG) $(PMU_EVENTS_ARM64)
 	python3 -m bench.run --mode native $(BENCH_RUN_ARGS)
 
+# TIMING_LATER=1 (.ci/run's test-fresh, beside its kernel builds): the
+# TIMING_TESTS below skip, left to make test-timing.
+bench_comma := ,
+bench_empty :=
+bench_space := $(bench_empty) $(bench_empty)
 test-bench: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE) \
 		$(PRELOAD_SO) $(REALPROG) $(PMU_EVENTS_ARM64)
-	python3 -m tests.bench.run_tests $(ONLY)
+	python3 -m tests.bench.run_tests $(if $(filter 1,$(TIMING_LATER)),--later=$(subst $(bench_space),$(bench_comma),$(strip $(TIMING_TESTS)))) $(ONLY)
 
 # The bench unit tests that judge native wall time (tests/bench/quiet.py):
-# on a busy machine they skip saying so, so .ci/run runs them again once
-# its kernel builds and guests are done and the machine is quiet.
+# on a busy machine they skip saying so; .ci/run leaves them out of its
+# test-fresh (TIMING_LATER=1) and runs them here once its kernel builds
+# and guests are done and the machine is quiet.
 TIMING_TESTS = test_tlbreach.TestOracle test_mlp.TestPerChainStepIsFlat \
 	test_mlp.TestRows.test_chains_in_flight_overlap \
 	test_mlp.TestAgainstAMinimalChase test_chase_oracle.BothHops \

@@ -206,6 +206,29 @@ def select(folder, names):
     return suite
 
 
+def defer(suite, pkg, names, why):
+    """suite with the tests that names choose skipped, saying why: a name
+    is a module, class or test of package pkg (test_mlp.TestRows.test_x,
+    as select() takes them).  A whole class named is skipped as a class,
+    so its setUpClass does not run either.  Returns how many were."""
+    count = 0
+    for t in tests_of(suite):
+        tid = t.id()
+        for name in names:
+            full = pkg + "." + name
+            if tid == full:
+                method = getattr(t, t._testMethodName)
+                setattr(t, t._testMethodName, unittest.skip(why)(method))
+            elif tid.startswith(full + "."):
+                type(t).__unittest_skip__ = True
+                type(t).__unittest_skip_why__ = why
+            else:
+                continue
+            count += 1
+            break
+    return count
+
+
 def only_args(argv):
     """(failfast, module names) from a runner's arguments: --failfast and
     names, each name possibly a comma list (make ... ONLY=a,b)."""

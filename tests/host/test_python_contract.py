@@ -147,6 +147,31 @@ class Harness(unittest.TestCase):
         self.assertEqual(r.stdout.splitlines()[-1], "5 passed, 2 failed, 2 skipped")
         self.assertEqual(r.returncode, 1)
 
+    def test_defer(self):
+        """make test-bench TIMING_LATER=1: the tests named skip, saying
+        why, a class named without its setUpClass; the rest run."""
+        ran = []
+        mod = type(self).__module__
+        whole = type("Whole", (unittest.TestCase,), {
+            "__module__": mod,
+            "setUpClass": classmethod(lambda cls: ran.append("setUpClass")),
+            "test_x": lambda self: ran.append("x")})
+        part = type("Part", (unittest.TestCase,), {
+            "__module__": mod,
+            "test_y": lambda self: ran.append("y"),
+            "test_z": lambda self: ran.append("z")})
+        load = unittest.defaultTestLoader.loadTestsFromTestCase
+        suite = unittest.TestSuite([load(whole), load(part)])
+        self.assertEqual(harness.defer(suite, mod, ["Part.test_y", "Whole"],
+                                       "judged later"), 2)
+        res = unittest.TextTestRunner(stream=io.StringIO()).run(suite)
+        self.assertEqual(ran, ["z"])
+        self.assertEqual(sorted((t.id().split(".")[-1], why)
+                                for t, why in res.skipped),
+                         [("test_x", "judged later"),
+                          ("test_y", "judged later")])
+        self.assertTrue(res.wasSuccessful())
+
     def test_failures_of_logs(self):
         """.ci/run's list of what failed: every unittest failure and error
         with its exception's message, every Tally FAIL line, nothing that
