@@ -195,12 +195,9 @@ bench-native: bench-check-native $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(
 
 # TIMING_LATER=1 (.ci/run's test-fresh, beside its kernel builds): the
 # TIMING_TESTS below skip, left to make test-timing.
-bench_comma := ,
-bench_empty :=
-bench_space := $(bench_empty) $(bench_empty)
 test-bench: $(BENCH_BINS) $(BENCH_TOOLS) $(BENCH_ORACLE) $(STREAMK_NATIVE) \
 		$(PRELOAD_SO) $(REALPROG) $(PMU_EVENTS_ARM64)
-	python3 -m tests.bench.run_tests $(if $(filter 1,$(TIMING_LATER)),--later=$(subst $(bench_space),$(bench_comma),$(strip $(TIMING_TESTS)))) $(ONLY)
+	python3 -m tests.bench.run_tests $(if $(filter 1,$(TIMING_LATER)),$(addprefix --later=,$(TIMING_TESTS))) $(ONLY)
 
 # The bench unit tests that judge native wall time (tests/bench/quiet.py):
 # on a busy machine they skip saying so; .ci/run leaves them out of its
